@@ -1,2 +1,10 @@
 export * from './schema.js';
 export type * from './types.js';
+export { resolveConfig, collect, finish } from './resolve.js';
+export { runCli, main, writeDryRun, box, type RunCliOptions, type Streams } from './cli.js';
+export { ConfigError, formatIssues, describeSource, type ConfigIssue } from './issues.js';
+export { toToml, toPlainTable } from './dump.js';
+export { helpText } from './help.js';
+export { explainText } from './explain.js';
+export { editorSchema } from './json-schema.js';
+export { treeOf, type Node } from './tree.js';

@@ -89,6 +89,6 @@ export interface Resolved<T> {
   warnings: string[];
   /** Which source set each value (dotted path → source); paths absent here are defaults. */
   sources: ReadonlyMap<string, Source>;
-  /** Flags the library itself handles: `--help`, `--dry-run`, `--explain`, `--plain`. */
-  flags: { help: boolean; dryRun: boolean; explain: boolean; plain: boolean };
+  /** Flags the library itself handles: `--help`, `--dry-run`, `--explain`, `--plain`, `--json-schema`. */
+  flags: { help: boolean; dryRun: boolean; explain: boolean; plain: boolean; jsonSchema: boolean };
 }
