@@ -64,7 +64,7 @@ export async function runCli<S extends z.ZodType>(
 
   if (resolved.flags.explain) stdout.write(`${explainText(spec, config, resolved.sources)}\n`);
   if (resolved.flags.dryRun) {
-    const written = writeDryRun(spec, config);
+    const written = writeDryRun(spec, config, cwd);
     stdout.write(`Dry run complete: resolved configs written to ${written.join(', ')}. Nothing was started.\n`);
     return 0;
   }
@@ -74,21 +74,26 @@ export async function runCli<S extends z.ZodType>(
 }
 
 /** Write the dry-run files to `<output dir>/configs/` (each atomically). Returns their paths. */
-export function writeDryRun<S extends z.ZodType>(spec: ConfigSpec<S>, config: z.output<S>): string[] {
+export function writeDryRun<S extends z.ZodType>(
+  spec: ConfigSpec<S>,
+  config: z.output<S>,
+  cwd = process.cwd(),
+): string[] {
   const outDir = spec.outputDir
     ? spec.outputDir(config)
     : String((config as Record<string, unknown>).output_dir ?? 'outputs');
   const dir = path.join(outDir, 'configs');
   const files = spec.dryRunFiles ? spec.dryRunFiles(config) : [{ name: `${spec.prog}.toml`, spec, value: config }];
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(path.resolve(cwd, dir), { recursive: true });
   const written: string[] = [];
   for (const f of files) {
-    const target = path.join(dir, f.name);
-    const header = `Resolved ${f.spec.name} written by \`${spec.prog} --dry-run\`.\nRe-load it with: ${f.spec.prog} @ ${target}`;
+    const shown = path.join(dir, f.name);
+    const target = path.resolve(cwd, shown);
+    const header = `Resolved ${f.spec.name} written by \`${spec.prog} --dry-run\`.\nRe-load it with: ${f.spec.prog} @ ${shown}`;
     const tmp = `${target}.tmp-${process.pid}`;
     writeFileSync(tmp, toToml(f.spec, f.value, header));
     renameSync(tmp, target);
-    written.push(target);
+    written.push(shown);
   }
   return written;
 }

@@ -108,7 +108,7 @@ export function finish<S extends z.ZodType>(spec: ConfigSpec<S>, c: Collected): 
   const parsed = spec.schema.safeParse(value);
   if (!parsed.success) {
     for (const zi of parsed.error.issues) {
-      const issue = fromZod(zi, value, c.prov);
+      const issue = fromZod(zi, value, c.data, c.prov);
       const key = dotted(issue.path ?? []);
       // A value the structural pass already reported (and dropped) must not be reported twice.
       if ([...reported].some((r) => key === r || key.startsWith(`${r}.`) || r.startsWith(`${key}.`))) continue;

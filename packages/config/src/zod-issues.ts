@@ -6,9 +6,11 @@ import { isTable, type Provenance } from './merge.js';
 import { dotted } from './names.js';
 import type { ConfigPath } from './types.js';
 
-export function fromZod(issue: z.core.$ZodIssue, data: unknown, prov: Provenance): ConfigIssue {
+/** `raw` is the merged input as written (echoed as typed); `data` the coerced tree zod saw. */
+export function fromZod(issue: z.core.$ZodIssue, data: unknown, raw: unknown, prov: Provenance): ConfigIssue {
   const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
-  const input = valueAt(data, path);
+  const typed = valueAt(raw, path);
+  const input = typed === undefined || typeof typed === 'object' ? valueAt(data, path) : typed;
   const source = prov.lookup(dotted(path));
   const out: ConfigIssue = { path, message: message(issue, input) };
   if (source) out.source = source;
