@@ -29,11 +29,7 @@ import {
 
 export const evalShape = {
   env: evalEnvList(),
-  num_examples: z
-    .int()
-    .min(-1)
-    .default(-1)
-    .describe('Number of examples to evaluate per environment (-1 = all).'),
+  num_examples: z.int().min(-1).default(-1).describe('Number of examples to evaluate per environment (-1 = all).'),
   rollouts_per_example: z
     .int()
     .min(1)
@@ -48,7 +44,9 @@ export const evalShape = {
   weights_dir: pathField()
     .nullable()
     .default(null)
-    .describe('Directory of step_N weight checkpoints to evaluate (each one in turn). If None, only the base model is evaluated.'),
+    .describe(
+      'Directory of step_N weight checkpoints to evaluate (each one in turn). If None, only the base model is evaluated.',
+    ),
   steps: z
     .array(z.int().min(0))
     .min(1)
@@ -65,7 +63,9 @@ export const evalShape = {
   resume_path: pathField()
     .nullable()
     .default(null)
-    .describe('Streamed results file of an interrupted evaluation to resume (requires save.stream; single environment).'),
+    .describe(
+      'Streamed results file of an interrupted evaluation to resume (requires save.stream; single environment).',
+    ),
   output_dir: pathField().default('outputs').describe('Directory to write outputs to (results and logs).'),
 
   client: apiClientSection(),

@@ -24,11 +24,7 @@ export const inferenceShape = {
     .max(1)
     .default(0.9)
     .describe('The fraction of GPU memory the server may use (weights and KV cache). No effect on CPU.'),
-  seed: z
-    .int()
-    .nullable()
-    .default(null)
-    .describe('Seed the inference components. If None, no seeding is used.'),
+  seed: z.int().nullable().default(null).describe('Seed the inference components. If None, no seeding is used.'),
   output_dir: pathField()
     .default('outputs')
     .describe('Directory to write outputs to; the server writes its logs to <output_dir>/logs.'),

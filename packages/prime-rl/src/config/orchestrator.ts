@@ -98,11 +98,10 @@ export const simpleBufferVariant = variant(
     online_difficulty_filtering: z
       .boolean()
       .default(false)
-      .describe('Whether to drop groups whose rewards are all 0 or all 1 (no learning signal) instead of training on them.'),
-    skip_verification: z
-      .boolean()
-      .default(false)
-      .describe('Whether to skip scoring rollouts (all rewards are 0).'),
+      .describe(
+        'Whether to drop groups whose rewards are all 0 or all 1 (no learning signal) instead of training on them.',
+      ),
+    skip_verification: z.boolean().default(false).describe('Whether to skip scoring rollouts (all rewards are 0).'),
     hash_keys: z
       .array(z.string().min(1))
       .min(1)
@@ -167,7 +166,9 @@ export const orchestratorShape = {
     .int()
     .min(1)
     .default(2048)
-    .describe('Sequence length to use for training. Samples shorter than this are padded; longer samples are truncated.'),
+    .describe(
+      'Sequence length to use for training. Samples shorter than this are padded; longer samples are truncated.',
+    ),
   max_steps: z
     .int()
     .min(0)
@@ -182,7 +183,9 @@ export const orchestratorShape = {
   strict_async_level: z
     .boolean()
     .default(false)
-    .describe('Whether to always serve exactly the policy async_level steps behind, instead of the newest one available.'),
+    .describe(
+      'Whether to always serve exactly the policy async_level steps behind, instead of the newest one available.',
+    ),
   max_off_policy_steps: z
     .int()
     .min(0)
@@ -192,18 +195,16 @@ export const orchestratorShape = {
     .number()
     .min(1)
     .default(1.0)
-    .describe('Number of in-flight rollout groups relative to the groups in one batch (batch_size / rollouts_per_example).'),
+    .describe(
+      'Number of in-flight rollout groups relative to the groups in one batch (batch_size / rollouts_per_example).',
+    ),
   trajectory_strategy: z
     .enum(['interleaved', 'branching'])
     .default('interleaved')
     .describe(
       'How multi-turn rollouts become training samples: "interleaved" merges the turns into one sequence, "branching" makes one sample per turn.',
     ),
-  workers_per_env: z
-    .int()
-    .min(1)
-    .default(1)
-    .describe('Number of worker processes that run each environment.'),
+  workers_per_env: z.int().min(1).default(1).describe('Number of worker processes that run each environment.'),
   num_train_workers: z.int().min(1).default(1).describe('Number of training workers to use for training.'),
   max_concurrent: z
     .int()
@@ -302,21 +303,14 @@ export const orchestratorShape = {
   ),
   eval: optionalSection(
     {
-      num_examples: z
-        .int()
-        .min(-1)
-        .default(-1)
-        .describe('Number of examples to evaluate per environment (-1 = all).'),
+      num_examples: z.int().min(-1).default(-1).describe('Number of examples to evaluate per environment (-1 = all).'),
       rollouts_per_example: z
         .int()
         .min(1)
         .default(1)
         .describe('Number of samples to generate per example for each environment.'),
       interval: z.int().min(1).default(100).describe('Interval at which to evaluate the model.'),
-      eval_base_model: z
-        .boolean()
-        .default(true)
-        .describe('Whether to evaluate the base model we are training on.'),
+      eval_base_model: z.boolean().default(true).describe('Whether to evaluate the base model we are training on.'),
       skip_eval_on_resume: z
         .boolean()
         .default(true)

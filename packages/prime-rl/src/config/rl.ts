@@ -117,10 +117,7 @@ export const rlShape = {
     },
     { description: 'Shared W&B logging: enables W&B on trainer and orchestrator (disabled by default).' },
   ),
-  log: section(
-    { level: logShape.level, file: logShape.file },
-    'Shared logging options for trainer and orchestrator.',
-  ),
+  log: section({ level: logShape.level, file: logShape.file }, 'Shared logging options for trainer and orchestrator.'),
   weight_broadcast: optionalSection(
     {
       type: meta(z.enum(['filesystem', 'nccl']).default('filesystem'), { unsupported: NCCL_UNSUPPORTED }).describe(
@@ -192,7 +189,14 @@ export const propagateShared: Validator<RlConfig> = (cfg, ctx) => {
     put(ctx, ['orchestrator', 'seq_len'], o, 'seq_len', cfg.seq_len, 'the shared seq_len');
   }
   if (inf && given(ctx, ['max_model_len'], cfg.max_model_len)) {
-    put(ctx, ['inference', 'model', 'max_model_len'], inf.model, 'max_model_len', cfg.max_model_len, 'the shared max_model_len');
+    put(
+      ctx,
+      ['inference', 'model', 'max_model_len'],
+      inf.model,
+      'max_model_len',
+      cfg.max_model_len,
+      'the shared max_model_len',
+    );
   }
 
   // ckpt: a shared section creates both sub-config sections.
@@ -245,7 +249,9 @@ export const propagateShared: Validator<RlConfig> = (cfg, ctx) => {
     const type = cfg.weight_broadcast.type;
     const warnSwitch = (sub: string, old: string) => {
       if (old !== type && ctx.isSet([sub, 'weight_broadcast', 'type'])) {
-        ctx.warn(`Overwriting ${sub}.weight_broadcast.type = ${old} with ${type} from the shared weight_broadcast.type.`);
+        ctx.warn(
+          `Overwriting ${sub}.weight_broadcast.type = ${old} with ${type} from the shared weight_broadcast.type.`,
+        );
       }
     };
     if (t.weight_broadcast.type !== type) {

@@ -3,7 +3,7 @@
 // Decisions (one line each; model/optim/scheduler/weights decisions are in training.ts):
 // - `data` is a union `sft` (default, a Hugging Face dataset) | `fake` (synthetic, for benchmarks),
 //   with the common batching fields on both variants.
-// - `loss_impl = "liger"` → unsupported "Liger kernels" (default `torch` is our engine's fused loss).
+// - `loss_impl = "liger"` → unsupported "the Liger kernel loss" (default `torch` is our engine's fused loss).
 // - `memory_profiler_path` / `trace_path` → unsupported, as in the RL trainer; T4 is still checked.
 // - Bench (seed 004 `--bench`) sets max_steps := 4 (1 warm-up + 3 measured), disables checkpointing and
 //   W&B extras; it does not force fake data (seed 004 benchmarks real data with --bench too).
@@ -42,7 +42,9 @@ const dataCommon = {
   pack_function: z
     .enum(['cat', 'stack'])
     .default('cat')
-    .describe('How samples are packed into seq_len rows: "cat" concatenates samples, "stack" stacks them (seq_len must then be a multiple of 256).'),
+    .describe(
+      'How samples are packed into seq_len rows: "cat" concatenates samples, "stack" stacks them (seq_len must then be a multiple of 256).',
+    ),
   micro_batch_size: z
     .int()
     .min(1)
@@ -125,9 +127,7 @@ export const sftShape = {
     .nullable()
     .default(null)
     .describe('Maximum number of steps to run training for. If None, runs until the data is exhausted.'),
-  output_dir: pathField()
-    .default('outputs')
-    .describe('Directory to write outputs to (checkpoints, weights and logs).'),
+  output_dir: pathField().default('outputs').describe('Directory to write outputs to (checkpoints, weights and logs).'),
   bench: z
     .boolean()
     .default(false)
@@ -139,7 +139,7 @@ export const sftShape = {
     .min(1)
     .default(600)
     .describe('Timeout in seconds for collective operations between training workers.'),
-  loss_impl: meta(z.enum(['liger', 'torch']).default('torch'), { unsupported: 'Liger kernels' }).describe(
+  loss_impl: meta(z.enum(['liger', 'torch']).default('torch'), { unsupported: 'the Liger kernel loss' }).describe(
     'Implementation of the cross-entropy loss ("torch" is our fused loss).',
   ),
 
@@ -197,9 +197,11 @@ export const sftPacking: Validator<SftConfig> = (cfg, ctx) => {
   const d = cfg.data;
   const cp = cfg.model.cp;
   if (cp > 1) {
-    if (d.pack_function !== 'cat') ctx.error(['data', 'pack_function'], "Packing function must be 'cat' when CP is enabled");
+    if (d.pack_function !== 'cat')
+      ctx.error(['data', 'pack_function'], "Packing function must be 'cat' when CP is enabled");
     if (d.seq_len % cp !== 0) ctx.error(['data', 'seq_len'], 'Sequence length must be divisible by CP degree');
-    if (d.micro_batch_size !== 1) ctx.error(['data', 'micro_batch_size'], 'Micro batch size must be 1 when CP is enabled');
+    if (d.micro_batch_size !== 1)
+      ctx.error(['data', 'micro_batch_size'], 'Micro batch size must be 1 when CP is enabled');
   }
   if (d.pack_function === 'stack' && d.seq_len % 256 !== 0) {
     ctx.error(['data', 'seq_len'], "Sequence length must be divisible by 256 when pack_function is 'stack'");

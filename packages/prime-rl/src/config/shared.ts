@@ -143,7 +143,10 @@ export function clientShape(d: ClientDefaults) {
 
 /** The seed-era orchestrator client (local inference server). */
 export const orchestratorClientSection = () =>
-  section(clientShape({ timeout: 1200, baseUrl: 'http://localhost:8000/v1' }), 'OpenAI-compatible client configuration.');
+  section(
+    clientShape({ timeout: 1200, baseUrl: 'http://localhost:8000/v1' }),
+    'OpenAI-compatible client configuration.',
+  );
 
 /** The eval/synthesize client (defaults to the OpenAI API, E2 eval defaults). */
 export const apiClientSection = () =>
@@ -277,10 +280,9 @@ const broadcastDescription =
 
 /** Orchestrator flavour: `nccl` carries host/port/timeout. */
 export const orchestratorWeightBroadcast = () =>
-  meta(
-    union([filesystemVariant(), variant('nccl', ncclFields, 'In-memory NCCL broadcast.')], 'filesystem'),
-    { unsupported: NCCL_UNSUPPORTED },
-  ).describe(broadcastDescription);
+  meta(union([filesystemVariant(), variant('nccl', ncclFields, 'In-memory NCCL broadcast.')], 'filesystem'), {
+    unsupported: NCCL_UNSUPPORTED,
+  }).describe(broadcastDescription);
 
 /** Trainer flavour: `nccl` also carries the inference world size. */
 export const trainerWeightBroadcast = () =>
@@ -349,11 +351,7 @@ export const evalEnvEntryShape = {
     .nullable()
     .default(null)
     .describe('Number of samples per example. If not set, uses the parent rollouts_per_example.'),
-  skip_first: z
-    .int()
-    .min(0)
-    .default(0)
-    .describe('Number of examples to skip from the start of the eval dataset.'),
+  skip_first: z.int().min(0).default(0).describe('Number of examples to skip from the start of the eval dataset.'),
 };
 
 export const defaultEvalEnvEntry = () => ({
@@ -415,7 +413,9 @@ export const trainSamplingShape = {
     .min(1)
     .nullable()
     .default(null)
-    .describe('Maximum number of output tokens to generate per turn. If None, generates until maximum context length or EOS token.'),
+    .describe(
+      'Maximum number of output tokens to generate per turn. If None, generates until maximum context length or EOS token.',
+    ),
   min_tokens: z.int().min(0).default(0).describe('Minimum number of output tokens to generate per sequence.'),
   seed: z.int().nullable().default(null).describe('Random seed to use for sampling. If None, no seeding is used.'),
 };

@@ -31,16 +31,8 @@ import {
 
 export const synthesizeShape = {
   env: evalEnvList('Environments to generate data from.'),
-  num_examples: z
-    .int()
-    .min(-1)
-    .default(-1)
-    .describe('Number of examples to use per environment (-1 = all).'),
-  rollouts_per_example: z
-    .int()
-    .min(1)
-    .default(1)
-    .describe('Number of rollouts to generate per example.'),
+  num_examples: z.int().min(-1).default(-1).describe('Number of examples to use per environment (-1 = all).'),
+  rollouts_per_example: z.int().min(1).default(1).describe('Number of rollouts to generate per example.'),
   max_concurrent: z
     .int()
     .min(1)
@@ -97,7 +89,10 @@ export const synthesizeClientServerType: Validator<SynthesizeConfig> = (cfg) => 
 
 export const rewardBounds: Validator<SynthesizeConfig> = (cfg, ctx) => {
   if (cfg.min_reward !== null && cfg.max_reward !== null && cfg.min_reward > cfg.max_reward) {
-    ctx.error([], `min_reward (${py(cfg.min_reward)}) must be less than or equal to max_reward (${py(cfg.max_reward)})`);
+    ctx.error(
+      [],
+      `min_reward (${py(cfg.min_reward)}) must be less than or equal to max_reward (${py(cfg.max_reward)})`,
+    );
   }
 };
 

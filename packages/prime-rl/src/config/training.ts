@@ -19,7 +19,7 @@
 // - `model.trust_remote_code` is accepted (it only grants a permission; we never run repository code).
 // - `weights.save_format` keeps the seed default `torch` and is NOT unsupported: weights are always
 //   written as safetensors in Hugging Face layout, whatever the value.
-// - `weights.save_sharded` → unsupported "sharded weight checkpoints".
+// - `weights.save_sharded` → unsupported "sharded weight checkpointing".
 // - `model.lora` (E2/HEAD location) is a deprecated spelling of the seed's `model.experimental.lora`.
 // - Muon keeps the seed's betas (0.9/0.999, used by its AdamW sub-optimizer; the seed era silently
 //   ignored them — a [Q] quirk we do not copy) and adds `mu` = 0.95 (momentum of the Muon update).
@@ -33,7 +33,15 @@ import { modelNameField, py } from './shared.js';
 // [model]
 // ---------------------------------------------------------------------------------------------
 
-export const DEFAULT_LORA_TARGET_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'];
+export const DEFAULT_LORA_TARGET_MODULES = [
+  'q_proj',
+  'k_proj',
+  'v_proj',
+  'o_proj',
+  'gate_proj',
+  'up_proj',
+  'down_proj',
+];
 
 export const loraShape = {
   rank: z.int().min(1).default(16).describe('Rank of the low-rank decomposition matrices.'),
@@ -78,7 +86,9 @@ export const trainModelShape = {
         .default(1)
         .describe('Applies activation checkpointing to every `freq` layers. 1 = full activation checkpointing.'),
     },
-    { description: 'Activation checkpointing (recompute activations in the backward pass). Disabled (None) by default.' },
+    {
+      description: 'Activation checkpointing (recompute activations in the backward pass). Disabled (None) by default.',
+    },
   ),
   ac_offloading: meta(
     optionalSection(
@@ -97,7 +107,9 @@ export const trainModelShape = {
   reshard_after_forward: z
     .boolean()
     .default(true)
-    .describe('Whether to reshard the model after each forward pass (sharded data parallelism only; no effect otherwise).'),
+    .describe(
+      'Whether to reshard the model after each forward pass (sharded data parallelism only; no effect otherwise).',
+    ),
   trust_remote_code: z
     .boolean()
     .default(false)
@@ -108,7 +120,10 @@ export const trainModelShape = {
     'replicated data parallelism',
     'The data parallel dim where model weights are replicated.',
   ),
-  ep: parallelDegree('expert parallelism', 'The expert parallelism to use if the model has MoE layers. If 1, no EP is used.'),
+  ep: parallelDegree(
+    'expert parallelism',
+    'The expert parallelism to use if the model has MoE layers. If 1, no EP is used.',
+  ),
   tp: parallelDegree('tensor parallelism', 'The tensor parallelism size to use. If 1, no TP is used.'),
   cp: parallelDegree('context parallelism', 'The context parallelism size to use. If 1, no CP is used.'),
   impl: z
@@ -204,16 +219,16 @@ export const schedulerUnion = () =>
         'linear',
         {
           warmup_steps: warmupSteps(),
-          decay_steps: z
-            .int()
-            .min(0)
-            .default(10)
-            .describe('Number of decay steps during final portion of training.'),
+          decay_steps: z.int().min(0).default(10).describe('Number of decay steps during final portion of training.'),
           min_lr: minLr(),
         },
         'Linear warmup, constant, then linear decay over the last decay_steps.',
       ),
-      variant('cosine', { warmup_steps: warmupSteps(), min_lr: minLr() }, 'Linear warmup, then cosine decay to min_lr.'),
+      variant(
+        'cosine',
+        { warmup_steps: warmupSteps(), min_lr: minLr() },
+        'Linear warmup, then cosine decay to min_lr.',
+      ),
     ],
     'constant',
     'Learning rate scheduler.',
@@ -234,7 +249,7 @@ export const weightsSection = () =>
         .describe(
           'Interval at which to save weight checkpoint. If None, saves all necessary weight checkpoints on RL trainer and only final weight checkpoint on SFT trainer.',
         ),
-      save_sharded: meta(z.boolean().default(false), { unsupported: 'sharded weight checkpoints' }).describe(
+      save_sharded: meta(z.boolean().default(false), { unsupported: 'sharded weight checkpointing' }).describe(
         'Whether to save the weight checkpoint in sharded format.',
       ),
       save_format: z
@@ -320,10 +335,16 @@ export const schedulerFitsMaxSteps: Validator<{ scheduler: Scheduler; max_steps:
   const max = cfg.max_steps;
   if (s.type === 'linear') {
     if (s.warmup_steps === 0 && s.decay_steps === 0) {
-      ctx.error(['scheduler'], 'The linear scheduler needs warmup_steps > 0 or decay_steps > 0 (use type = "constant" otherwise)');
+      ctx.error(
+        ['scheduler'],
+        'The linear scheduler needs warmup_steps > 0 or decay_steps > 0 (use type = "constant" otherwise)',
+      );
     }
     if (s.decay_steps > 0 && max === null) {
-      ctx.error(['scheduler', 'decay_steps'], 'The linear scheduler decays over the last decay_steps of training, so max_steps must be set');
+      ctx.error(
+        ['scheduler', 'decay_steps'],
+        'The linear scheduler decays over the last decay_steps of training, so max_steps must be set',
+      );
     }
     if (max !== null && s.warmup_steps + s.decay_steps > max) {
       ctx.error(
@@ -335,7 +356,10 @@ export const schedulerFitsMaxSteps: Validator<{ scheduler: Scheduler; max_steps:
     if (max === null) {
       ctx.error(['scheduler'], 'The cosine scheduler decays until max_steps, so max_steps must be set');
     } else if (s.warmup_steps >= max) {
-      ctx.error(['scheduler', 'warmup_steps'], `warmup_steps (${s.warmup_steps}) must be less than max_steps (${py(max)})`);
+      ctx.error(
+        ['scheduler', 'warmup_steps'],
+        `warmup_steps (${s.warmup_steps}) must be less than max_steps (${py(max)})`,
+      );
     }
   }
 };
