@@ -9,7 +9,8 @@ import type { ConfigSpec } from './types.js';
 
 export function toToml(spec: ConfigSpec, value: unknown, header?: string): string {
   const plain = toPlainTable(value, treeOf(spec.schema));
-  const body = stringify(plain);
+  // A blank line before each table header, for readability (strings never hold raw newlines).
+  const body = stringify(plain).replace(/\n(\[)/g, '\n\n$1');
   return header ? `${header.replace(/^/gm, '# ')}\n${body}\n` : `${body}\n`;
 }
 

@@ -1,0 +1,5 @@
+// `inference` entrypoint.
+import { inferenceSpec } from '../config/index.js';
+import { entrypoint } from './entry.js';
+
+entrypoint(inferenceSpec);

@@ -1,0 +1,5 @@
+// `trainer` entrypoint.
+import { trainerSpec } from '../config/index.js';
+import { entrypoint } from './entry.js';
+
+entrypoint(trainerSpec);
