@@ -258,7 +258,8 @@ export function parseArgv(argv: readonly string[], root: SectionNode, renames: r
         const value = inline ?? (isValue(next()) ? next() : undefined);
         if (inline === undefined && value !== undefined) i += 1;
         i += 1;
-        if (value === undefined) out.issues.push({ label: shown, message: `${shown} requires a value (a JSON object)` });
+        if (value === undefined)
+          out.issues.push({ label: shown, message: `${shown} requires a value (a JSON object)` });
         else if (value === 'None') op({ kind: 'none' });
         else pushJson(value, shown, out, op, 'object');
         continue;

@@ -119,7 +119,9 @@ export function main<S extends z.ZodType>(spec: ConfigSpec<S>, options: RunCliOp
       process.exitCode = code;
     },
     (err: unknown) => {
-      process.stderr.write(`${spec.prog}: internal error (please report it): ${(err as Error)?.stack ?? String(err)}\n`);
+      process.stderr.write(
+        `${spec.prog}: internal error (please report it): ${(err as Error)?.stack ?? String(err)}\n`,
+      );
       process.exitCode = 2;
     },
   );

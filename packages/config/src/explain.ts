@@ -36,8 +36,7 @@ function sourceFor(path: ConfigPath, sources: ReadonlyMap<string, Source>): Sour
 
 function walk(value: unknown, node: Node, path: ConfigPath, leaf: (p: ConfigPath, v: unknown, n: Node) => void): void {
   if (value !== null && isTable(value) && (node.kind === 'section' || node.kind === 'union')) {
-    const fields =
-      node.kind === 'section' ? node.fields : node.variants.get(String(value[node.discriminator]))?.fields;
+    const fields = node.kind === 'section' ? node.fields : node.variants.get(String(value[node.discriminator]))?.fields;
     for (const [k, v] of Object.entries(value)) {
       const f = fields?.get(k);
       if (f) walk(v, f, [...path, k], leaf);

@@ -31,10 +31,7 @@ export function helpText(spec: ConfigSpec): string {
   panels.push(options);
   sectionPanels(root, [], options, panels);
 
-  const width = Math.min(
-    40,
-    Math.max(...panels.flatMap((p) => p.rows.map((r) => r.flag.length))) + 2,
-  );
+  const width = Math.min(40, Math.max(...panels.flatMap((p) => p.rows.map((r) => r.flag.length))) + 2);
   const out: string[] = [`usage: ${spec.prog} [-h] [@ FILE] [OPTIONS]`, ''];
   if (spec.description) out.push(spec.description, '');
   out.push(

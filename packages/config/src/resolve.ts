@@ -128,7 +128,10 @@ export function finish<S extends z.ZodType>(spec: ConfigSpec<S>, c: Collected): 
 }
 
 /** Resolve a config from argv, env and files. Throws {@link ConfigError} listing every problem. */
-export function resolveConfig<S extends z.ZodType>(spec: ConfigSpec<S>, opts: ResolveOptions = {}): Resolved<z.output<S>> {
+export function resolveConfig<S extends z.ZodType>(
+  spec: ConfigSpec<S>,
+  opts: ResolveOptions = {},
+): Resolved<z.output<S>> {
   return finish(spec, collect(spec, opts));
 }
 

@@ -181,7 +181,10 @@ test('§5.2 #36 a non-literal after a boolean flag is a stray argument', () => {
 });
 test('§5.2 #37 lax booleans in files', () => {
   assert.equal(R(['@', 'a.toml'], { 'a.toml': 'enabled = "true"' }).enabled, true);
-  assert.match(E(['@', 'a.toml'], { 'a.toml': 'enabled = 2' }), /--enabled \(from a\.toml\)\n\s+Input should be a valid boolean/);
+  assert.match(
+    E(['@', 'a.toml'], { 'a.toml': 'enabled = 2' }),
+    /--enabled \(from a\.toml\)\n\s+Input should be a valid boolean/,
+  );
 });
 test('§5.2 #38 None on the CLI and in TOML', () => {
   assert.equal(R(['--max-steps', 'None']).max_steps, null);
@@ -361,7 +364,16 @@ test('§5.5 #77 --help lists every field', async () => {
   assert.equal(r.ran, undefined);
   const h = r.stdout;
   assert.ok(h.startsWith('usage: '));
-  for (const s of ['[@ FILE]', '-h, --help', '--seed INT', 'default: 42', '--nested.weight-decay FLOAT', '--optim.mu', '--tags [STR [...]]', 'default: []']) {
+  for (const s of [
+    '[@ FILE]',
+    '-h, --help',
+    '--seed INT',
+    'default: 42',
+    '--nested.weight-decay FLOAT',
+    '--optim.mu',
+    '--tags [STR [...]]',
+    'default: []',
+  ]) {
     assert.ok(h.includes(s), `help should contain ${s}`);
   }
   assert.match(h, /model\.compile \(optional, default: None\)/);

@@ -5,16 +5,7 @@ import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import {
-  ConfigError,
-  editorSchema,
-  meta,
-  resolveConfig,
-  section,
-  toToml,
-  z,
-  type ConfigSpec,
-} from '../src/index.js';
+import { ConfigError, editorSchema, meta, resolveConfig, section, toToml, z, type ConfigSpec } from '../src/index.js';
 import { demoSpec } from './demo-schema.js';
 import { cli, scratch } from './helpers.js';
 
@@ -48,7 +39,20 @@ test('dry run writes TOML that re-loads to the same config, and nothing else', a
   assert.doesNotMatch(text, /max_steps/, 'a null whose default is null is omitted');
   const again = reload(text);
   const direct = resolveConfig(demoSpec, {
-    argv: ['--model.max-model-len', '4096', '--no-file-monitor', '--optim.type', 'muon', '--env.0.id', 'a/b', '--env.1.id', 'c/d', '--ckpt', '--extra', '{"k": [1, 2], "s": "x"}'],
+    argv: [
+      '--model.max-model-len',
+      '4096',
+      '--no-file-monitor',
+      '--optim.type',
+      'muon',
+      '--env.0.id',
+      'a/b',
+      '--env.1.id',
+      'c/d',
+      '--ckpt',
+      '--extra',
+      '{"k": [1, 2], "s": "x"}',
+    ],
     env: {},
   }).config;
   assert.deepEqual(again, direct);
@@ -69,12 +73,23 @@ const overrides = fc.record(
     name: fc.string({ maxLength: 12 }).filter((s) => s !== 'None'),
     tags: fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 }),
     ckpt: fc.option(fc.record({ interval: fc.option(fc.integer({ min: 1, max: 99 }), { nil: null }) }), { nil: null }),
-    file_monitor: fc.option(fc.record({ path: fc.string({ maxLength: 8 }).filter((s) => s !== 'None') }), { nil: null }),
+    file_monitor: fc.option(fc.record({ path: fc.string({ maxLength: 8 }).filter((s) => s !== 'None') }), {
+      nil: null,
+    }),
     optim: fc.oneof(
       fc.record({ type: fc.constant('adamw'), lr: fc.double({ min: 0, max: 1, noNaN: true }) }),
       fc.record({ type: fc.constant('muon'), mu: fc.double({ min: 0, max: 1, noNaN: true }) }),
     ),
-    env: fc.array(fc.record({ id: fc.string({ minLength: 1, maxLength: 6 }).filter((s) => s !== 'None'), name: fc.option(fc.string({ maxLength: 4 }).filter((s) => s !== 'None'), { nil: null }) }), { maxLength: 3 }),
+    env: fc.array(
+      fc.record({
+        id: fc.string({ minLength: 1, maxLength: 6 }).filter((s) => s !== 'None'),
+        name: fc.option(
+          fc.string({ maxLength: 4 }).filter((s) => s !== 'None'),
+          { nil: null },
+        ),
+      }),
+      { maxLength: 3 },
+    ),
   },
   { requiredKeys: [] },
 );
@@ -91,7 +106,32 @@ test('property: a dumped config re-loads unchanged', () => {
 });
 
 const token = fc.oneof(
-  fc.constantFrom('@', '--', '--seed', '--no-seed', '--env.0', '--env.9.id', '--ckpt', '--optim', '--optim.type', '--tags', '--extra', '--nested', '--model.compile.fullgraph', '--no-nested', '-h', 'None', '[', '{', '"', '@x.toml', '--help=1', '--seed=', '--=', '---x'),
+  fc.constantFrom(
+    '@',
+    '--',
+    '--seed',
+    '--no-seed',
+    '--env.0',
+    '--env.9.id',
+    '--ckpt',
+    '--optim',
+    '--optim.type',
+    '--tags',
+    '--extra',
+    '--nested',
+    '--model.compile.fullgraph',
+    '--no-nested',
+    '-h',
+    'None',
+    '[',
+    '{',
+    '"',
+    '@x.toml',
+    '--help=1',
+    '--seed=',
+    '--=',
+    '---x',
+  ),
   fc.string({ maxLength: 8 }),
   fc.string({ maxLength: 8 }).map((s) => `--${s}`),
 );
@@ -148,7 +188,9 @@ test('errors name the source of the offending value', () => {
 });
 
 test('the editor schema accepts "None" for nullable fields and an untyped default variant', () => {
-  const js = editorSchema(demoSpec.schema) as { properties: Record<string, { anyOf?: unknown[]; oneOf?: Array<{ required?: string[] }> }> };
+  const js = editorSchema(demoSpec.schema) as {
+    properties: Record<string, { anyOf?: unknown[]; oneOf?: Array<{ required?: string[] }> }>;
+  };
   assert.ok(JSON.stringify(js.properties.max_steps).includes('"const":"None"'));
   const adamw = js.properties.optim!.oneOf!.find((v) => JSON.stringify(v).includes('"const":"adamw"'))!;
   assert.ok(!(adamw.required ?? []).includes('type'));

@@ -59,13 +59,24 @@ test('rl dry run: layered files and a flag give configs that re-load unchanged t
     path.join(cwd, 'a.toml'),
     'max_steps = 20\n[model]\nname = "M"\n[orchestrator]\nrollouts_per_example = 4\n[[orchestrator.env]]\nid = "reverse-text"\n[trainer.optim]\nlr = 3e-6\n[inference]\n',
   );
-  writeFileSync(path.join(cwd, 'b.toml'), '[orchestrator.sampling]\nmax_tokens = 64\n[trainer.scheduler]\ntype = "cosine"\n');
+  writeFileSync(
+    path.join(cwd, 'b.toml'),
+    '[orchestrator.sampling]\nmax_tokens = 64\n[trainer.scheduler]\ntype = "cosine"\n',
+  );
   const args = ['@', 'a.toml', '@', 'b.toml', '--orchestrator.batch-size', '64', '--dry-run', '--output-dir', 'out'];
   const r = run('rl', args, cwd, { PRIME_TRAINER__OPTIM__WEIGHT_DECAY: '0.05' });
   assert.equal(r.code, 0, r.stderr);
-  assert.deepEqual(readdirSync(path.join(cwd, 'out', 'configs')).sort(), ['inference.toml', 'orchestrator.toml', 'trainer.toml']);
+  assert.deepEqual(readdirSync(path.join(cwd, 'out', 'configs')).sort(), [
+    'inference.toml',
+    'orchestrator.toml',
+    'trainer.toml',
+  ]);
 
-  const resolved = resolveConfig(rlSpec, { argv: args, env: { PRIME_TRAINER__OPTIM__WEIGHT_DECAY: '0.05' }, cwd }).config;
+  const resolved = resolveConfig(rlSpec, {
+    argv: args,
+    env: { PRIME_TRAINER__OPTIM__WEIGHT_DECAY: '0.05' },
+    cwd,
+  }).config;
   assert.equal(resolved.orchestrator.batch_size, 64);
   assert.equal(resolved.trainer.optim.weight_decay, 0.05);
   const specs = { trainer: trainerSpec, orchestrator: orchestratorSpec, inference: inferenceSpec } as const;
