@@ -69,7 +69,7 @@ export const evalShape = {
   output_dir: pathField().default('outputs').describe('Directory to write outputs to (results and logs).'),
 
   client: apiClientSection(),
-  model: section({ name: modelNameField('gpt-4.1-mini') }, 'Model to evaluate.'),
+  model: section({ name: modelNameField('gpt-4.1-mini') }, 'Model to evaluate'),
   sampling: evalSamplingSection(),
   save: evalSaveSection(),
   log: logSection(),

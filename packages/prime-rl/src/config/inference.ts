@@ -38,7 +38,7 @@ export const inferenceShape = {
         .describe("The host to bind to. If None, uses the server's default."),
       port: z.int().min(1).max(65535).default(8000).describe('The port to bind to.'),
     },
-    'HTTP server configuration.',
+    'HTTP server configuration',
   ),
   model: section(
     {
@@ -63,14 +63,14 @@ export const inferenceShape = {
       enable_auto_tool_choice: z.boolean().default(false).describe('Whether to enable auto tool choice.'),
       tool_call_parser: z.string().min(1).default('hermes').describe('The tool call parser to use.'),
     },
-    'Model to serve.',
+    'Model to serve',
   ),
   parallel: section(
     {
       tp: meta(z.int().min(1).default(1), { unsupported: 'tensor parallelism' }).describe('The tensor parallel size.'),
       dp: z.int().min(1).default(1).describe('The data parallel size (number of engine replicas).'),
     },
-    'Parallelism of the inference engine.',
+    'Parallelism of the inference engine',
   ),
   weight_broadcast: inferenceWeightBroadcast(),
   vllm_extra: dict('Extra engine arguments passed to the serving engine as-is (CLI: a JSON object).'),

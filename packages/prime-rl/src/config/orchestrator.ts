@@ -148,7 +148,7 @@ export const bufferUnion = () =>
   union(
     [simpleBufferVariant, difficultyPoolBufferVariant, onlineDifficultyBufferVariant],
     'simple',
-    'Data buffer: how problems are sampled and which rollouts are released to the trainer.',
+    'Data buffer: how problems are sampled and which rollouts are released to the trainer',
   );
 
 // ---------------------------------------------------------------------------------------------
@@ -246,7 +246,7 @@ export const orchestratorShape = {
       name: modelNameField(),
       trust_remote_code: trustRemoteCodeField('tokenizer initialization'),
     },
-    'Model served by the inference server (must match the trainer and inference model).',
+    'Model served by the inference server (must match the trainer and inference model)',
   ),
   sampling: trainSamplingSection(),
   env: envList(),
@@ -268,7 +268,7 @@ export const orchestratorShape = {
         .describe('Stopping strategy to use for interleaving environment datasets.'),
       seed: z.int().nullable().default(null).describe('Random seed to use for environment mixing.'),
     },
-    'How several training environments are mixed into one dataset.',
+    'How several training environments are mixed into one dataset',
   ),
   buffer: bufferUnion(),
   advantage: optionalSection(
@@ -285,7 +285,7 @@ export const orchestratorShape = {
       leave_one_out: z.boolean().default(false).describe('Whether to use leave-one-out estimation.'),
       neg_clipped: z.boolean().default(false).describe('Whether to clip negative advantages.'),
     },
-    { enabled: true, description: 'Advantage computation options (enabled by default).' },
+    { enabled: true, description: 'Advantage computation options (enabled by default)' },
   ),
   weight_broadcast: orchestratorWeightBroadcast(),
   ckpt: orchestratorCkptSection(),
@@ -299,7 +299,7 @@ export const orchestratorShape = {
         .describe('Number of samples to generate per example for validation.'),
       interval: z.int().min(1).default(10).describe('Interval at which to validate the model.'),
     },
-    { description: "Validation on the training environments' eval datasets. Disabled (None) by default." },
+    { description: "Validation on the training environments' eval datasets. Disabled (None) by default" },
   ),
   eval: optionalSection(
     {
@@ -319,7 +319,7 @@ export const orchestratorShape = {
       sampling: evalSamplingSection(),
       save: evalSaveSection(),
     },
-    { description: 'Online evaluation. Disabled (None) by default.' },
+    { description: 'Online evaluation. Disabled (None) by default' },
   ),
   log: logSection(),
   wandb: wandbSection(),

@@ -50,10 +50,10 @@ import {
 import { fakeDataShape, trainerRenames, trainerShape, trainerValidators } from './trainer.js';
 
 export const rlShape = {
-  trainer: requiredSection(trainerShape, 'RL trainer configuration (usually --trainer @ train.toml).'),
-  orchestrator: requiredSection(orchestratorShape, 'Orchestrator configuration (usually --orchestrator @ orch.toml).'),
+  trainer: requiredSection(trainerShape, 'RL trainer configuration (usually --trainer @ train.toml)'),
+  orchestrator: requiredSection(orchestratorShape, 'Orchestrator configuration (usually --orchestrator @ orch.toml)'),
   inference: optionalSection(inferenceShape, {
-    description: 'Inference server configuration. If None, no inference server is started (use a running one).',
+    description: 'Inference server configuration. If None, no inference server is started (use a running one)',
   }),
   inference_gpu_ids: z
     .array(z.int().min(0))
@@ -99,10 +99,10 @@ export const rlShape = {
     .describe('Shared inference.model.max_model_len. If None, inference keeps its own.'),
   model: optionalSection(
     { name: modelNameField() },
-    { description: 'Shared model: its name is used by trainer, orchestrator and inference.' },
+    { description: 'Shared model: its name is used by trainer, orchestrator and inference' },
   ),
   ckpt: optionalSection(sharedCkptShape, {
-    description: 'Shared checkpointing: enables checkpointing on trainer and orchestrator (disabled by default).',
+    description: 'Shared checkpointing: enables checkpointing on trainer and orchestrator (disabled by default)',
   }),
   wandb: optionalSection(
     {
@@ -115,16 +115,16 @@ export const rlShape = {
         .describe('The W&B run name; the trainer logs as <name>-trainer, the orchestrator as <name>-orchestrator.'),
       offline: wandbShape.offline,
     },
-    { description: 'Shared W&B logging: enables W&B on trainer and orchestrator (disabled by default).' },
+    { description: 'Shared W&B logging: enables W&B on trainer and orchestrator (disabled by default)' },
   ),
-  log: section({ level: logShape.level, file: logShape.file }, 'Shared logging options for trainer and orchestrator.'),
+  log: section({ level: logShape.level, file: logShape.file }, 'Shared logging options for trainer and orchestrator'),
   weight_broadcast: optionalSection(
     {
       type: meta(z.enum(['filesystem', 'nccl']).default('filesystem'), { unsupported: NCCL_UNSUPPORTED }).describe(
         'The type of weight broadcast to use on trainer, orchestrator and inference.',
       ),
     },
-    { description: 'Shared weight broadcast type.' },
+    { description: 'Shared weight broadcast type' },
   ),
 };
 

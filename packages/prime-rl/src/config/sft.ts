@@ -117,7 +117,7 @@ export const sftDataUnion = () =>
       ),
     ],
     'sft',
-    'Training data.',
+    'Training data',
   );
 
 export const sftShape = {

@@ -65,7 +65,7 @@ export const logShape = {
   log_data: z.boolean().default(false).describe('Whether to log the first data sample to the logger.'),
 };
 
-export const logSection = () => section(logShape, 'Logging configuration.');
+export const logSection = () => section(logShape, 'Logging configuration');
 
 // ---------------------------------------------------------------------------------------------
 // [wandb] (+ [wandb.log_extras])
@@ -96,12 +96,12 @@ export const wandbShape = {
   offline: z.boolean().default(false).describe('Whether to run W&B in offline mode.'),
   log_extras: optionalSection(logExtrasShape, {
     enabled: true,
-    description: 'Extra W&B logging (sample tables and distributions); None disables it.',
+    description: 'Extra W&B logging (sample tables and distributions); None disables it',
   }),
 };
 
 export const wandbSection = () =>
-  optionalSection(wandbShape, { description: 'Weights & Biases logging. Disabled (None) by default.' });
+  optionalSection(wandbShape, { description: 'Weights & Biases logging. Disabled (None) by default' });
 
 // ---------------------------------------------------------------------------------------------
 // [client] (OpenAI-compatible inference client)
@@ -145,12 +145,12 @@ export function clientShape(d: ClientDefaults) {
 export const orchestratorClientSection = () =>
   section(
     clientShape({ timeout: 1200, baseUrl: 'http://localhost:8000/v1' }),
-    'OpenAI-compatible client configuration.',
+    'OpenAI-compatible client configuration',
   );
 
 /** The eval/synthesize client (defaults to the OpenAI API, E2 eval defaults). */
 export const apiClientSection = () =>
-  section(clientShape({ timeout: 36000, baseUrl: OPENAI_BASE_URL }), 'OpenAI-compatible client configuration.');
+  section(clientShape({ timeout: 36000, baseUrl: OPENAI_BASE_URL }), 'OpenAI-compatible client configuration');
 
 /** Normalisation shared by every config with a `client`: the OpenAI API is never a vLLM server. */
 export function forceOpenAiServerType(client: { base_url: string[]; server_type: 'vllm' | 'openai' }): void {
@@ -235,7 +235,7 @@ export const trainerCkptShape = {
   skip_dataloader: z.boolean().default(false).describe('Whether to skip loading the dataloader from checkpoint.'),
 };
 
-const ckptDescription = 'Checkpointing. Disabled (None) by default; a bare --ckpt or [ckpt] enables it.';
+const ckptDescription = 'Checkpointing. Disabled (None) by default; a bare --ckpt or [ckpt] enables it';
 export const orchestratorCkptSection = () => optionalSection(orchestratorCkptShape, { description: ckptDescription });
 export const trainerCkptSection = () => optionalSection(trainerCkptShape, { description: ckptDescription });
 
@@ -276,7 +276,7 @@ const filesystemVariant = () =>
   );
 
 const broadcastDescription =
-  'How new weights reach the inference server: "filesystem" (default) or "nccl" (not supported yet).';
+  'How new weights reach the inference server: "filesystem" (default) or "nccl" (not supported yet)';
 
 /** Orchestrator flavour: `nccl` carries host/port/timeout. */
 export const orchestratorWeightBroadcast = () =>
@@ -420,7 +420,7 @@ export const trainSamplingShape = {
   seed: z.int().nullable().default(null).describe('Random seed to use for sampling. If None, no seeding is used.'),
 };
 
-export const trainSamplingSection = () => section(trainSamplingShape, 'Sampling parameters for training rollouts.');
+export const trainSamplingSection = () => section(trainSamplingShape, 'Sampling parameters for training rollouts');
 
 /** Eval sampling: every knob is optional, None falls back to the server default. */
 export const evalSamplingShape = {
@@ -467,7 +467,7 @@ export const evalSamplingShape = {
 };
 
 export const evalSamplingSection = () =>
-  section(evalSamplingShape, 'Sampling parameters for evaluation (None = server default).');
+  section(evalSamplingShape, 'Sampling parameters for evaluation (None = server default)');
 
 /**
  * Newer prime-rl spells `sampling.max_tokens` as `max_completion_tokens`; accept it silently so
@@ -489,7 +489,7 @@ export const evalSaveShape = {
         .default(null)
         .describe('Path to save eval results. If None, defaults to <output_dir>/evals/<step_path>/<env_id>.'),
     },
-    { description: 'Save eval results to disk. Disabled (None) by default.' },
+    { description: 'Save eval results to disk. Disabled (None) by default' },
   ),
   hf: meta(
     optionalSection(
@@ -514,7 +514,7 @@ export const evalSaveShape = {
       {},
     ),
     { unsupported: 'pushing eval results to the Hugging Face Hub' },
-  ).describe('Push eval results to a Hugging Face dataset (not supported yet).'),
+  ).describe('Push eval results to a Hugging Face dataset (not supported yet)'),
   env_hub: meta(z.boolean().default(false), {
     unsupported: 'pushing eval results to the Environments Hub',
   }).describe('Whether to push eval results to Prime Environment Hub (not supported yet).'),
@@ -524,7 +524,7 @@ export const evalSaveShape = {
     .describe('Whether to write each result to disk as soon as it completes (required by resume_path).'),
 };
 
-export const evalSaveSection = () => section(evalSaveShape, 'Where to save evaluation results.');
+export const evalSaveSection = () => section(evalSaveShape, 'Where to save evaluation results');
 
 // ---------------------------------------------------------------------------------------------
 // Profiling / tracing fields shared by trainer and sft

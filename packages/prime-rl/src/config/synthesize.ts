@@ -57,7 +57,7 @@ export const synthesizeShape = {
   output_dir: pathField().default('outputs').describe('Directory to write outputs to (data and logs).'),
 
   client: apiClientSection(),
-  model: section({ name: modelNameField('gpt-4.1-mini') }, 'Model that generates the data.'),
+  model: section({ name: modelNameField('gpt-4.1-mini') }, 'Model that generates the data'),
   sampling: evalSamplingSection(),
   output: section(
     {
@@ -70,7 +70,7 @@ export const synthesizeShape = {
         .default('jsonl')
         .describe('File format: one JSON record per line, or an Apache Parquet table.'),
     },
-    'Where and how the SFT-ready data is written.',
+    'Where and how the SFT-ready data is written',
   ),
   log: logSection(),
 };

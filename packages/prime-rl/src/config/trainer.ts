@@ -85,10 +85,10 @@ export const trainerShape = {
   data: section(
     {
       fake: optionalSection(fakeDataShape, {
-        description: 'Whether to use a fake data loader for debugging and benchmarking. Disabled (None) by default.',
+        description: 'Whether to use a fake data loader for debugging and benchmarking. Disabled (None) by default',
       }),
     },
-    'Data loader configuration.',
+    'Data loader configuration',
   ),
   loss: section(
     {
@@ -114,7 +114,7 @@ export const trainerShape = {
         .default('all')
         .describe('Which loss-mask tokens the KL term covers: masked by the ratio bounds, unmasked, or all.'),
     },
-    'Loss configuration.',
+    'Loss configuration',
   ),
   optim: optimUnion(),
   scheduler: schedulerUnion(),

@@ -77,7 +77,7 @@ export const trainModelShape = {
       {},
     ),
     { unsupported: 'model compilation' },
-  ).describe('Compile the transformer blocks (not supported yet).'),
+  ).describe('Compile the transformer blocks (not supported yet)'),
   ac: optionalSection(
     {
       freq: z
@@ -87,7 +87,7 @@ export const trainModelShape = {
         .describe('Applies activation checkpointing to every `freq` layers. 1 = full activation checkpointing.'),
     },
     {
-      description: 'Activation checkpointing (recompute activations in the backward pass). Disabled (None) by default.',
+      description: 'Activation checkpointing (recompute activations in the backward pass). Disabled (None) by default',
     },
   ),
   ac_offloading: meta(
@@ -103,7 +103,7 @@ export const trainModelShape = {
       {},
     ),
     { unsupported: 'activation offloading' },
-  ).describe('Offload checkpointed activations to CPU memory (not supported yet).'),
+  ).describe('Offload checkpointed activations to CPU memory (not supported yet)'),
   reshard_after_forward: z
     .boolean()
     .default(true)
@@ -147,17 +147,17 @@ export const trainModelShape = {
       num_layers: z.int().min(1).nullable().default(null).describe('The number of layers in the model.'),
       random_init: z.boolean().default(false).describe('Whether to randomly initialize the model.'),
     },
-    'Debug options for the model.',
+    'Debug options for the model',
   ),
   experimental: section(
     {
-      lora: optionalSection(loraShape, { description: 'LoRA adapters. Disabled (None) by default.' }),
+      lora: optionalSection(loraShape, { description: 'LoRA adapters. Disabled (None) by default' }),
     },
-    'Experimental model features.',
+    'Experimental model features',
   ),
 };
 
-export const trainModelSection = () => section(trainModelShape, 'Model to train.');
+export const trainModelSection = () => section(trainModelShape, 'Model to train');
 
 type TrainModel = z.output<ReturnType<typeof trainModelSection>>;
 
@@ -205,7 +205,7 @@ export const optimUnion = () =>
       ),
     ],
     'adamw',
-    'Optimizer.',
+    'Optimizer',
   );
 
 const warmupSteps = () => z.int().min(0).default(10).describe('Number of warmup steps.');
@@ -231,7 +231,7 @@ export const schedulerUnion = () =>
       ),
     ],
     'constant',
-    'Learning rate scheduler.',
+    'Learning rate scheduler',
   );
 
 // ---------------------------------------------------------------------------------------------
@@ -264,7 +264,7 @@ export const weightsSection = () =>
         .default(false)
         .describe('Whether to save LoRA adapters separately before merging into full model weights.'),
     },
-    'Weight checkpoints (Hugging Face layout).',
+    'Weight checkpoints (Hugging Face layout)',
   );
 
 // ---------------------------------------------------------------------------------------------
