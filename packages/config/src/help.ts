@@ -61,14 +61,14 @@ function sectionPanels(node: SectionNode, path: string[], panel: Panel, panels: 
       const title = field.nullable
         ? `${dot} (optional, ${field.hasDefault && field.default !== null ? 'enabled by default' : 'default: None'})`
         : field.description
-          ? `${dot}: ${field.description}`
+          ? `${dot}: ${field.description.replace(/\.$/, '')}`
           : `${dot} options`;
       nested.push(() => {
         const sub: Panel = { title, rows: [] };
         if (field.nullable) {
           sub.rows.push({
             flag: `${flag}, --no-${flag.slice(2)}`,
-            text: `${field.description ? `${field.description}. ` : ''}Enable with defaults / disable`,
+            text: `${field.description ? `${field.description.replace(/\.$/, '')}. ` : ''}Enable with defaults / disable`,
           });
         }
         panels.push(sub);
@@ -78,7 +78,7 @@ function sectionPanels(node: SectionNode, path: string[], panel: Panel, panels: 
       nested.push(() => {
         const tags = [...field.variants.keys()];
         const head: Panel = {
-          title: `${dot}${field.nullable ? ' (optional, default: None)' : ''}${field.description ? `: ${field.description}` : ''}`,
+          title: `${dot}${field.nullable ? ' (optional, default: None)' : ''}${field.description ? `: ${field.description.replace(/\.$/, '')}` : ''}`,
           rows: [
             {
               flag: `${flag}.type {${tags.join(',')}}`,

@@ -121,7 +121,8 @@ export function finish<S extends z.ZodType>(spec: ConfigSpec<S>, c: Collected): 
   const warnings = [...c.warnings];
   const ctx = context([], issues, warnings, c.prov);
   for (const validator of spec.validators ?? []) validator(config, ctx);
-  if (issues.length === 0) checkUnsupported(config, c.root, [], issues, c.prov);
+  // The typed config passed the schema, so this check is safe even when a validator complained.
+  checkUnsupported(config, c.root, [], issues, c.prov);
   if (issues.length > 0) throw new ConfigError(issues, spec.name);
 
   return { config, warnings, sources: c.prov.entries(), flags: c.flags };

@@ -111,6 +111,18 @@ function build(js: Json): Node {
     return { ...base, kind: 'any', nullable };
   }
   if (js.type === 'null') return { ...base, kind: 'any', nullable: true };
+  if (Array.isArray(js.type)) {
+    // `type: ["number", "null"]`: the compact form of a nullable scalar.
+    const types = (js.type as string[]).filter((t) => t !== 'null');
+    const nullable = types.length < js.type.length;
+    const { default: _default, ...rest } = js;
+    const alternatives = types.map((t) => build({ ...rest, type: t }));
+    if (alternatives.length === 1) return withBase(alternatives[0]!, base, nullable);
+    if (alternatives.every((n) => n.kind === 'scalar')) {
+      return { ...base, kind: 'scalar', nullable, types: alternatives.flatMap((n) => (n as ScalarNode).types) };
+    }
+    return { ...base, kind: 'any', nullable };
+  }
 
   switch (js.type) {
     case 'object': {

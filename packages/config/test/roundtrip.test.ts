@@ -220,3 +220,24 @@ test('relativeToFile paths resolve against the file that sets them; unsupported 
     /--tp \(from --tp\)\n\s+tensor parallelism is not supported yet \(got 2/,
   );
 });
+
+test('nullable scalars written as `type: [number, null]` are coerced from CLI strings', () => {
+  const spec: ConfigSpec = {
+    name: 'N',
+    prog: 'n',
+    schema: z.strictObject({
+      min_reward: z.number().nullable().default(0.1),
+      flag: z.boolean().nullable().default(null),
+      count: z.int().min(0).nullable().default(null),
+    }),
+  };
+  const c = resolveConfig(spec, { argv: ['--min-reward', '0.5', '--flag', '--count', '3'], env: {} }).config as Record<
+    string,
+    unknown
+  >;
+  assert.deepEqual(c, { min_reward: 0.5, flag: true, count: 3 });
+  assert.equal(
+    (resolveConfig(spec, { argv: ['--min-reward', 'None'], env: {} }).config as Record<string, unknown>).min_reward,
+    null,
+  );
+});

@@ -84,14 +84,8 @@ test('synthesize: reward bounds and format/extension consistency', () => {
   assert.match(errorOf(synthesizeSpec, ['--output.format', 'csv']), /Input should be 'jsonl' or 'parquet'/);
 });
 
-test(
-  'synthesize: reward filters from the CLI',
-  {
-    todo: 'packages/config treats `type: ["number", "null"]` (z.number().nullable()) as an untyped value, so CLI strings are not coerced',
-  },
-  () => {
-    const c = configOf(synthesizeSpec, ['--min-reward', '0.5', '--max-reward', 'None']);
-    assert.equal(c.min_reward, 0.5);
-    assert.equal(c.max_reward, null);
-  },
-);
+test('synthesize: reward filters from the CLI', () => {
+  const c = configOf(synthesizeSpec, ['--min-reward', '0.5', '--max-reward', 'None']);
+  assert.equal(c.min_reward, 0.5);
+  assert.equal(c.max_reward, null);
+});
