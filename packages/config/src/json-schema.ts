@@ -19,8 +19,18 @@ export function editorSchema(schema: z.ZodType, title?: string): Json {
 function adapt(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(adapt);
   if (!node || typeof node !== 'object') return node;
-  const js = node as Json;
+  let js = node as Json;
   for (const [k, v] of Object.entries(js)) js[k] = adapt(v);
+  if (Array.isArray(js.type) && js.type.includes('null')) {
+    // `type: [number, null]` → anyOf, so that the "None" alternative can be added below.
+    const { type, default: dflt, description, ...constraints } = js;
+    const nonNull = (type as string[]).filter((t) => t !== 'null');
+    js = {
+      ...(dflt !== undefined ? { default: dflt } : {}),
+      ...(description !== undefined ? { description } : {}),
+      anyOf: [{ type: nonNull.length === 1 ? nonNull[0] : nonNull, ...constraints }, { type: 'null' }],
+    };
+  }
   for (const key of ['anyOf', 'oneOf'] as const) {
     const alts = js[key] as Json[] | undefined;
     if (!alts) continue;

@@ -240,4 +240,6 @@ test('nullable scalars written as `type: [number, null]` are coerced from CLI st
     (resolveConfig(spec, { argv: ['--min-reward', 'None'], env: {} }).config as Record<string, unknown>).min_reward,
     null,
   );
+  const editor = editorSchema(spec.schema) as { properties: Record<string, unknown> };
+  assert.ok(JSON.stringify(editor.properties.min_reward).includes('"const":"None"'));
 });
