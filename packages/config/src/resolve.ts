@@ -5,7 +5,7 @@
 //   reported at once.
 import path from 'node:path';
 import { applyOp } from './apply.js';
-import { parseArgv, type ParsedArgv } from './argv.js';
+import { lookup, parseArgv, type ParsedArgv } from './argv.js';
 import { coerceTree } from './coerce.js';
 import { envLayer } from './env.js';
 import { loadConfigFile, setOwn } from './files.js';
@@ -13,7 +13,7 @@ import { ConfigError, describeSource, type ConfigIssue } from './issues.js';
 import { isTable, mergeInto, Provenance, type Table } from './merge.js';
 import { dotted } from './names.js';
 import { renameTable, renameWarning } from './renames.js';
-import { treeOf, type Node, type SectionNode } from './tree.js';
+import { childFields, treeOf, type Node, type SectionNode } from './tree.js';
 import type { ConfigPath, ConfigSpec, Resolved, ResolveOptions, Source, ValidationContext } from './types.js';
 import { fromZod, valueAt } from './zod-issues.js';
 import type { z } from 'zod';
@@ -57,7 +57,8 @@ export function collect(spec: ConfigSpec, opts: ResolveOptions = {}): Collected 
   }
 
   const addLayer = (raw: Table, source: Source, baseDir: string | undefined, under: string[] = []) => {
-    const layerRoot = nodeAt(root, under);
+    const found = lookup(root, under);
+    const layerRoot = found.ok ? found.node : undefined;
     for (const applied of renameTable(raw, layerRenames(renames, under))) {
       warnOnce(renameWarning(applied.rename, describeSource(source), applied.bothSet));
     }
@@ -155,17 +156,6 @@ function context(prefix: ConfigPath, issues: ConfigIssue[], warnings: string[], 
   };
 }
 
-function nodeAt(root: SectionNode, segs: readonly string[]): Node | undefined {
-  let node: Node | undefined = root;
-  for (const seg of segs) {
-    if (!node) return undefined;
-    if (node.kind === 'section') node = node.fields.get(seg);
-    else if (node.kind === 'union') node = [...node.variants.values()].find((v) => v.fields.has(seg))?.fields.get(seg);
-    else return undefined;
-  }
-  return node;
-}
-
 /** Renames whose old path lies under `under`, re-rooted there (for section files). */
 function layerRenames(renames: ConfigSpec['renames'] & object, under: readonly string[]) {
   if (under.length === 0) return renames;
@@ -182,10 +172,7 @@ function resolveRelativePaths(data: unknown, node: Node, baseDir: string): void 
   if (node.kind === 'section' || node.kind === 'union') {
     if (!isTable(data)) return;
     for (const [k, v] of Object.entries(data)) {
-      const field =
-        node.kind === 'section'
-          ? node.fields.get(k)
-          : [...node.variants.values()].find((x) => x.fields.has(k))?.fields.get(k);
+      const field = childFields(node)?.get(k);
       if (!field) continue;
       if (field.relativeToFile) {
         setOwn(data, k, Array.isArray(v) ? v.map(fix) : fix(v));
