@@ -25,7 +25,7 @@ export function describeSource(source: Source): string {
     case 'layer':
       return source.label;
     case 'validator':
-      return 'set by a validator';
+      return 'derived by a cross-field rule';
   }
 }
 

@@ -121,12 +121,28 @@ export function finish<S extends z.ZodType>(spec: ConfigSpec<S>, c: Collected): 
   const config = parsed.data as z.output<S>;
   const warnings = [...c.warnings];
   const ctx = context([], issues, warnings, c.prov);
+  const beforeValidators = structuredClone(config);
   for (const validator of spec.validators ?? []) validator(config, ctx);
   // The typed config passed the schema, so this check is safe even when a validator complained.
   checkUnsupported(config, c.root, [], issues, c.prov);
   if (issues.length > 0) throw new ConfigError(issues, spec.name);
 
-  return { config, warnings, sources: c.prov.entries(), flags: c.flags };
+  const sources = new Map(c.prov.entries());
+  for (const changed of changedPaths(beforeValidators, config)) sources.set(changed, { kind: 'validator' });
+  return { config, warnings, sources, flags: c.flags };
+}
+
+/** Dotted paths of the leaves that differ between two versions of a config. */
+function changedPaths(before: unknown, after: unknown, prefix = ''): string[] {
+  if (isTable(before) && isTable(after)) {
+    const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+    return [...keys].flatMap((k) => changedPaths(before[k], after[k], prefix ? `${prefix}.${k}` : k));
+  }
+  if (Array.isArray(before) && Array.isArray(after) && before.length === after.length) {
+    return before.flatMap((b, i) => changedPaths(b, after[i], prefix ? `${prefix}.${i}` : String(i)));
+  }
+  if (isTable(after)) return changedPaths({}, after, prefix).concat(prefix ? [prefix] : []);
+  return sameValue(before, after) ? [] : [prefix];
 }
 
 /** Resolve a config from argv, env and files. Throws {@link ConfigError} listing every problem. */

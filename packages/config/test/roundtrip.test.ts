@@ -243,3 +243,20 @@ test('nullable scalars written as `type: [number, null]` are coerced from CLI st
   const editor = editorSchema(spec.schema) as { properties: Record<string, unknown> };
   assert.ok(JSON.stringify(editor.properties.min_reward).includes('"const":"None"'));
 });
+
+test('--explain marks values that a cross-field rule derived', () => {
+  const spec: ConfigSpec = {
+    name: 'S',
+    prog: 's',
+    schema: z.strictObject({ shared: z.int().nullable().default(null), sub: section({ steps: z.int().default(1) }) }),
+    validators: [
+      (cfg: { shared: number | null; sub: { steps: number } }) => {
+        if (cfg.shared !== null) cfg.sub.steps = cfg.shared;
+      },
+    ] as ConfigSpec['validators'],
+  };
+  const r = resolveConfig(spec, { argv: ['--shared', '5'], env: {} });
+  assert.equal((r.config as { sub: { steps: number } }).sub.steps, 5);
+  assert.deepEqual(r.sources.get('sub.steps'), { kind: 'validator' });
+  assert.deepEqual(r.sources.get('shared'), { kind: 'cli', flag: '--shared' });
+});
