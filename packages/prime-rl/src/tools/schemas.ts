@@ -10,6 +10,7 @@ import {
   synthesizeSpec,
   trainerSpec,
 } from '../config/index.js';
+import { hostedConfigSchema } from '../hosted/schema.js';
 
 const SPECS = [
   rlSpec,
@@ -28,5 +29,10 @@ export function schemaFiles(): Map<string, string> {
     const schema = { ...editorSchema(spec.schema, spec.name), description: spec.description };
     files.set(`${spec.prog}.schema.json`, `${JSON.stringify(schema, null, 2)}\n`);
   }
+  const hosted = {
+    ...editorSchema(hostedConfigSchema, 'HostedRLConfig'),
+    description: 'The flat rl.toml of `prime rl run` (hosted-style managed runs).',
+  };
+  files.set('hosted-rl.schema.json', `${JSON.stringify(hosted, null, 2)}\n`);
   return files;
 }
