@@ -10,7 +10,7 @@ import { resolveConfig } from '@prime-rl/config';
 import { inferenceSpec, orchestratorSpec, rlSpec, trainerSpec } from '../src/config/index.js';
 
 const pkg = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const BINS = ['rl', 'orchestrator', 'trainer', 'inference', 'sft', 'eval', 'synthesize'];
+const BINS = ['rl', 'orchestrator', 'trainer', 'inference', 'sft', 'eval', 'evals', 'synthesize'];
 
 function run(bin: string, args: string[], cwd: string, env: Record<string, string> = {}) {
   const r = spawnSync(process.execPath, [path.join(pkg, 'bin', `${bin}.js`), ...args], {
@@ -33,7 +33,7 @@ test('every entrypoint prints --help and exits 0', () => {
   for (const bin of BINS) {
     const r = run(bin, ['--help'], cwd);
     assert.equal(r.code, 0, `${bin}: ${r.stderr}`);
-    assert.ok(r.stdout.startsWith(`usage: ${bin} [-h] [@ FILE] [OPTIONS]`), bin);
+    assert.ok(r.stdout.startsWith(`usage: ${bin === 'evals' ? 'eval' : bin} [-h] [@ FILE] [OPTIONS]`), bin);
   }
 });
 
