@@ -83,7 +83,7 @@ export const evalClientServerType: Validator<EvalConfig> = (cfg) => {
   forceOpenAiServerType(cfg.client);
 };
 
-export const evalSomething: Validator<EvalConfig> = (cfg, ctx) => {
+export const evalBaseOrCheckpoints: Validator<EvalConfig> = (cfg, ctx) => {
   if (!cfg.eval_base && cfg.weights_dir === null) {
     ctx.error(
       [],
@@ -122,7 +122,7 @@ export const evalUniqueEnvNames: Validator<EvalConfig> = (cfg, ctx) => {
 
 export const evalValidators: ReadonlyArray<Validator<EvalConfig>> = [
   evalClientServerType,
-  evalSomething,
+  evalBaseOrCheckpoints,
   evalSteps,
   evalResume,
   evalUniqueEnvNames,

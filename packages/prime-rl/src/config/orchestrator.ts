@@ -30,15 +30,15 @@
 import { optionalSection, section, union, variant, z } from '@prime-rl/config';
 import type { Rename, Validator } from '@prime-rl/config';
 import {
+  applyBench,
   asyncLevelRenames,
   BENCH_ASYNC_LEVEL,
-  BENCH_MAX_STEPS,
   checkUniqueEnvNames,
   ckptRenames,
+  envList,
   evalEnvList,
   evalSamplingSection,
   evalSaveSection,
-  envList,
   forceOpenAiServerType,
   logSection,
   modelNameField,
@@ -354,14 +354,9 @@ export const ncclAsyncLevel: Validator<OrchestratorConfig> = (cfg, ctx) => {
 /** O3 (+ ckpt off, see header). Idempotent: a dumped bench config re-loads identically. */
 export const benchMode: Validator<OrchestratorConfig> = (cfg, ctx) => {
   if (!cfg.bench) return;
-  if (cfg.max_steps !== BENCH_MAX_STEPS && ctx.isSet(['max_steps'])) {
-    ctx.warn(`Benchmark mode overrides max_steps (${py(cfg.max_steps)}) with ${BENCH_MAX_STEPS}.`);
-  }
-  cfg.max_steps = BENCH_MAX_STEPS;
+  applyBench(cfg, ctx);
   cfg.async_level = BENCH_ASYNC_LEVEL;
   cfg.eval = null;
-  cfg.ckpt = null;
-  if (cfg.wandb) cfg.wandb.log_extras = null;
 };
 
 /** O4 (hosted buffer rules). */

@@ -14,12 +14,11 @@
 import { meta, section, union, variant, z } from '@prime-rl/config';
 import type { Rename, Validator } from '@prime-rl/config';
 import {
-  BENCH_MAX_STEPS,
+  applyBench,
   ckptRenames,
   logSection,
   memoryProfilerPathField,
   pathField,
-  py,
   tracePathField,
   trainerCkptSection,
   wandbSection,
@@ -157,13 +156,7 @@ export const sftSchema = z.strictObject(sftShape);
 export type SftConfig = z.output<typeof sftSchema>;
 
 export const sftBench: Validator<SftConfig> = (cfg, ctx) => {
-  if (!cfg.bench) return;
-  if (cfg.max_steps !== BENCH_MAX_STEPS && ctx.isSet(['max_steps'])) {
-    ctx.warn(`Benchmark mode overrides max_steps (${py(cfg.max_steps)}) with ${BENCH_MAX_STEPS}.`);
-  }
-  cfg.max_steps = BENCH_MAX_STEPS;
-  cfg.ckpt = null;
-  if (cfg.wandb) cfg.wandb.log_extras = null;
+  if (cfg.bench) applyBench(cfg, ctx);
 };
 
 export const sftBatchRules: Validator<SftConfig> = (cfg, ctx) => {

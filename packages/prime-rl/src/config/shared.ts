@@ -40,6 +40,22 @@ export const BENCH_MAX_STEPS = 4;
 /** Bench: the orchestrator never waits for new weights. */
 export const BENCH_ASYNC_LEVEL = 1_000_000_000;
 
+/**
+ * What bench mode does to every training-side config: a fixed number of steps (warning when that
+ * overrides an explicit value), no checkpoints, no W&B extras. Idempotent.
+ */
+export function applyBench(
+  cfg: { max_steps: number | null; ckpt: unknown; wandb: { log_extras: unknown } | null },
+  ctx: ValidationContext,
+): void {
+  if (cfg.max_steps !== BENCH_MAX_STEPS && ctx.isSet(['max_steps'])) {
+    ctx.warn(`Benchmark mode overrides max_steps (${py(cfg.max_steps)}) with ${BENCH_MAX_STEPS}.`);
+  }
+  cfg.max_steps = BENCH_MAX_STEPS;
+  cfg.ckpt = null;
+  if (cfg.wandb) cfg.wandb.log_extras = null;
+}
+
 /** Python-style rendering used in the seeds' messages (`None`, `True`, `False`). */
 export function py(value: unknown): string {
   if (value === null || value === undefined) return 'None';

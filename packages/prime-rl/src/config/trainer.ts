@@ -17,8 +17,8 @@
 import { optionalSection, section, z } from '@prime-rl/config';
 import type { Rename, Validator } from '@prime-rl/config';
 import {
+  applyBench,
   asyncLevelRenames,
-  BENCH_MAX_STEPS,
   ckptRenames,
   logSection,
   memoryProfilerPathField,
@@ -131,13 +131,8 @@ export type TrainerConfig = z.output<typeof trainerSchema>;
 /** Bench: 4 steps on fake data, no checkpoints, no W&B extras. Idempotent. */
 export const trainerBench: Validator<TrainerConfig> = (cfg, ctx) => {
   if (!cfg.bench) return;
-  if (cfg.max_steps !== BENCH_MAX_STEPS && ctx.isSet(['max_steps'])) {
-    ctx.warn(`Benchmark mode overrides max_steps (${py(cfg.max_steps)}) with ${BENCH_MAX_STEPS}.`);
-  }
-  cfg.max_steps = BENCH_MAX_STEPS;
+  applyBench(cfg, ctx);
   if (cfg.data.fake === null) cfg.data.fake = z.strictObject(fakeDataShape).parse({});
-  cfg.ckpt = null;
-  if (cfg.wandb) cfg.wandb.log_extras = null;
 };
 
 /** The trainer has no samples to log: `wandb.log_extras.samples := false`. */
