@@ -50,9 +50,6 @@ export class Provenance {
     }
   }
 
-  has(path: string): boolean {
-    return this.map.has(path);
-  }
 
   entries(): ReadonlyMap<string, Source> {
     return this.map;

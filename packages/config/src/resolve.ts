@@ -15,7 +15,7 @@ import { dotted } from './names.js';
 import { renameTable, renameWarning } from './renames.js';
 import { childFields, treeOf, type Node, type SectionNode } from './tree.js';
 import type { ConfigPath, ConfigSpec, Resolved, ResolveOptions, Source, ValidationContext } from './types.js';
-import { fromZod, valueAt } from './zod-issues.js';
+import { fromZod } from './zod-issues.js';
 import type { z } from 'zod';
 
 /** Raw layers merged, before validation. */
@@ -234,4 +234,3 @@ function sameValue(a: unknown, b: unknown): boolean {
   return false;
 }
 
-export { valueAt };

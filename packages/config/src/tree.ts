@@ -208,8 +208,3 @@ export function childFields(node: Node, preferTag?: string): Map<string, Node> |
 export function isBool(node: Node): boolean {
   return node.kind === 'scalar' && node.types.some((t) => t.t === 'bool');
 }
-
-/** True for nodes that are tables in a file (sections and unions). */
-export function isTableNode(node: Node): node is SectionNode | UnionNode {
-  return node.kind === 'section' || node.kind === 'union';
-}
