@@ -50,7 +50,6 @@ export class Provenance {
     }
   }
 
-
   entries(): ReadonlyMap<string, Source> {
     return this.map;
   }

@@ -233,4 +233,3 @@ function sameValue(a: unknown, b: unknown): boolean {
   }
   return false;
 }
-
