@@ -6,8 +6,16 @@ import path from 'node:path';
 
 const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
 
-/** Where the built addon lives (build/Release, or build/Debug for a debug build). */
+/**
+ * Where the built addon lives: PRIME_TENSOR_ADDON if set (a .node file), else this package's
+ * build/Release (or build/Debug for a debug build).
+ */
 export function addonPath(): string | undefined {
+  const override = process.env.PRIME_TENSOR_ADDON;
+  if (override) {
+    if (!existsSync(override)) throw new Error(`PRIME_TENSOR_ADDON: no file at ${override}`);
+    return override;
+  }
   for (const flavour of ['Release', 'Debug']) {
     const candidate = path.join(packageRoot, 'build', flavour, 'tensor_cpu.node');
     if (existsSync(candidate)) return candidate;
