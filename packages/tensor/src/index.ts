@@ -1,1 +1,20 @@
-export {};
+// @prime-rl/tensor: tensors, autograd, the decoder-LM op set, optimizers and schedules.
+export * from './dtype.js';
+export * from './shape.js';
+export { Tensor, empty, full, zeros, ones, tensor, scalar, view, liveTensors } from './tensor.js';
+export { pool, Storage } from './storage.js';
+export { tidy, keep } from './scope.js';
+export { noGrad, enableGrad, isGradEnabled } from './autograd/grad-mode.js';
+export { backward, type BackwardOptions } from './autograd/backward.js';
+export { checkpoint } from './autograd/checkpoint.js';
+export type { Node } from './autograd/node.js';
+export * from './ops/shape.js';
+export * from './ops/elementwise.js';
+export * from './ops/reduce.js';
+export * from './ops/matmul.js';
+export * from './ops/nn.js';
+export * from './ops/attention.js';
+export * from './ops/logprob.js';
+export * from './random.js';
+export { kernels, useBackend, backendKernels, setThreads, backendName, type BackendName } from './backend/select.js';
+export type { Kernels, UnaryOp, BinaryOp, ReduceOp } from './backend/kernels.js';
