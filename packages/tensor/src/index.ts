@@ -18,3 +18,4 @@ export * from './ops/logprob.js';
 export * from './random.js';
 export { kernels, useBackend, backendKernels, setThreads, backendName, type BackendName } from './backend/select.js';
 export type { Kernels, UnaryOp, BinaryOp, ReduceOp } from './backend/kernels.js';
+export * from './optim/index.js';
