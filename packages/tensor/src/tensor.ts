@@ -21,6 +21,8 @@ export class Tensor {
   /** The autograd node that produced this tensor, and which of its outputs it is. */
   node: Node | null = null;
   outputIndex = 0;
+  /** Set when an op recorded this tensor as an output (so it is not a leaf, even after its graph is freed). */
+  fromOp = false;
   /** Kept tensors are never disposed by a scope. */
   kept = false;
   name: string | undefined;

@@ -87,6 +87,10 @@ export function backward(root: Tensor, options: BackwardOptions = {}): void {
     seed = ones(root.shape);
   }
   const ownSeed = options.grad === undefined;
+  if (!root.node && root.fromOp)
+    throw new Error(
+      `backward: the graph of ${root.describe()} was already freed by an earlier backward (pass retainGraph: true to run it twice)`,
+    );
   if (!root.node) {
     noGrad(() => accumulateLeaf(root, seed!));
     return;

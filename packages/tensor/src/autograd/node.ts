@@ -48,5 +48,6 @@ export function record(
     out.requiresGrad = true;
     out.node = node;
     out.outputIndex = i;
+    out.fromOp = true;
   });
 }
