@@ -22,7 +22,11 @@ class Pool {
     if (n == size()) return;
     stop();
     quit_ = false;
-    for (int t = 1; t < n; t++) workers_.emplace_back([this, t] { loop(t); });
+    // Workers start from the current generation, read here before any later run() bumps it: a
+    // worker that only loaded it once running could already see the first task's generation and
+    // skip that task, leaving run() waiting forever.
+    const uint64_t start = generation_.load(std::memory_order_acquire);
+    for (int t = 1; t < n; t++) workers_.emplace_back([this, t, start] { loop(t, start); });
   }
 
   void run(const std::function<void(int, int)>& fn) {
@@ -47,8 +51,7 @@ class Pool {
   }
 
  private:
-  void loop(int tid) {
-    uint64_t seen = generation_.load(std::memory_order_acquire);
+  void loop(int tid, uint64_t seen) {
     for (;;) {
       // Spin a little before sleeping: kernels arrive in quick succession during a step.
       uint64_t gen = seen;
