@@ -30,6 +30,11 @@ T* Args::typed(size_t i, napi_typedarray_type want, const char* want_name, size_
   return static_cast<T*>(data);
 }
 
+// The header's inline accessors use these from every kernel file.
+template float* Args::typed<float>(size_t, napi_typedarray_type, const char*, size_t) const;
+template int32_t* Args::typed<int32_t>(size_t, napi_typedarray_type, const char*, size_t) const;
+template uint16_t* Args::typed<uint16_t>(size_t, napi_typedarray_type, const char*, size_t) const;
+
 float* Args::f32_or_null(size_t i, size_t min_len) const {
   if (i >= argc_) return nullptr;
   napi_valuetype t;
