@@ -71,7 +71,6 @@ export class Qwen3Model {
       const layer = (h: Tensor): Tensor => this.layer(i, h, positions, options.segments);
       x = options.recompute ? T.checkpoint(layer, x) : layer(x);
     }
-    if (!options.positions) positions.dispose();
     return T.rmsnorm(x, this.p('model.norm.weight'), this.config.rmsNormEps);
   }
 
