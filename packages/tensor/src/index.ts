@@ -19,3 +19,4 @@ export * from './random.js';
 export { kernels, useBackend, backendKernels, setThreads, backendName, type BackendName } from './backend/select.js';
 export type { Kernels, UnaryOp, BinaryOp, ReduceOp } from './backend/kernels.js';
 export * from './optim/index.js';
+export { profileKernels, type KernelTiming } from './backend/profile.js';

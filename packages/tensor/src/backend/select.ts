@@ -52,6 +52,11 @@ export function backendKernels(name: BackendName): Kernels {
   return create(parseBackendName(name, 'backendKernels'));
 }
 
+/** Swaps the active kernel object (profiling wrappers use this). */
+export function replaceKernels(k: Kernels): void {
+  current = k;
+}
+
 export function setThreads(n: number): void {
   kernels().setThreads(n);
 }
