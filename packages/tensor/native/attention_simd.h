@@ -1,0 +1,215 @@
+// SIMD building blocks shared by attention.cc and logprob.cc: a float vector type of the widest
+// width the target has (AVX-512, AVX2+FMA, or a scalar fallback), a Cephes-style vectorised expf,
+// horizontal reductions, and a register-blocked multiply-accumulate micro-kernel.
+#pragma once
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#include <immintrin.h>
+#endif
+
+namespace tensor_native::simd {
+
+#if defined(__AVX512F__)
+constexpr int W = 16;  // floats per vector
+constexpr int MAX_NV = 4;  // vectors per micro-kernel row (32 zmm registers)
+using vf = __m512;
+using vi = __m512i;
+inline vf vload(const float* p) { return _mm512_loadu_ps(p); }
+inline void vstore(float* p, vf v) { _mm512_storeu_ps(p, v); }
+inline vf vset1(float x) { return _mm512_set1_ps(x); }
+inline vf vzero() { return _mm512_setzero_ps(); }
+inline vf vadd(vf a, vf b) { return _mm512_add_ps(a, b); }
+inline vf vsub(vf a, vf b) { return _mm512_sub_ps(a, b); }
+inline vf vmul(vf a, vf b) { return _mm512_mul_ps(a, b); }
+inline vf vfma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
+inline vf vmax(vf a, vf b) { return _mm512_max_ps(a, b); }
+inline vf vmin(vf a, vf b) { return _mm512_min_ps(a, b); }
+inline vf vround(vf a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+// 2^n for integral-valued n in [-127, 127] (n = -127 gives +0).
+inline vf vpow2i(vf n) {
+  vi bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+  return _mm512_castsi512_ps(bits);
+}
+#elif defined(__AVX2__) && defined(__FMA__)
+constexpr int W = 8;
+constexpr int MAX_NV = 2;  // 16 ymm registers
+using vf = __m256;
+using vi = __m256i;
+inline vf vload(const float* p) { return _mm256_loadu_ps(p); }
+inline void vstore(float* p, vf v) { _mm256_storeu_ps(p, v); }
+inline vf vset1(float x) { return _mm256_set1_ps(x); }
+inline vf vzero() { return _mm256_setzero_ps(); }
+inline vf vadd(vf a, vf b) { return _mm256_add_ps(a, b); }
+inline vf vsub(vf a, vf b) { return _mm256_sub_ps(a, b); }
+inline vf vmul(vf a, vf b) { return _mm256_mul_ps(a, b); }
+inline vf vfma(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
+inline vf vmax(vf a, vf b) { return _mm256_max_ps(a, b); }
+inline vf vmin(vf a, vf b) { return _mm256_min_ps(a, b); }
+inline vf vround(vf a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+inline vf vpow2i(vf n) {
+  vi bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_castsi256_ps(bits);
+}
+#else
+constexpr int W = 1;
+constexpr int MAX_NV = 4;
+using vf = float;
+inline vf vload(const float* p) { return *p; }
+inline void vstore(float* p, vf v) { *p = v; }
+inline vf vset1(float x) { return x; }
+inline vf vzero() { return 0.0f; }
+inline vf vadd(vf a, vf b) { return a + b; }
+inline vf vsub(vf a, vf b) { return a - b; }
+inline vf vmul(vf a, vf b) { return a * b; }
+inline vf vfma(vf a, vf b, vf c) { return std::fma(a, b, c); }
+inline vf vmax(vf a, vf b) { return a > b ? a : b; }
+inline vf vmin(vf a, vf b) { return a < b ? a : b; }
+inline vf vround(vf a) { return std::nearbyint(a); }
+inline vf vpow2i(vf n) {
+  int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float out;
+  __builtin_memcpy(&out, &bits, sizeof out);
+  return out;
+}
+#endif
+
+// Rounds n up to a multiple of the vector width.
+inline int64_t round_up_w(int64_t n) { return (n + W - 1) / W * W; }
+
+inline float hsum(vf v) {
+  alignas(64) float lanes[W];
+  vstore(lanes, v);
+  // Pairwise halving: a fixed order, so the result is reproducible.
+  for (int width = W / 2; width >= 1; width /= 2)
+    for (int i = 0; i < width; i++) lanes[i] += lanes[i + width];
+  return lanes[0];
+}
+
+inline float hmax(vf v) {
+  alignas(64) float lanes[W];
+  vstore(lanes, v);
+  float m = lanes[0];
+  for (int i = 1; i < W; i++) m = std::max(m, lanes[i]);
+  return m;
+}
+
+// expf, Cephes polynomial (about 1 ulp on [-87, 88]); -inf and very negative inputs give 0, large
+// inputs saturate at about 3.4e38 rather than inf. NaN inputs give an unspecified finite value.
+inline vf vexp(vf x) {
+  x = vmin(vmax(x, vset1(-88.3762626647949f)), vset1(88.3762626647949f));
+  vf n = vround(vmul(x, vset1(1.44269504088896341f)));
+  // r = x − n·ln2 in two steps (ln2 = C1 + C2, C1 exact in few bits) to keep r accurate.
+  vf r = vfma(n, vset1(-0.693359375f), x);
+  r = vfma(n, vset1(2.12194440e-4f), r);
+  vf p = vset1(1.9875691500e-4f);
+  p = vfma(p, r, vset1(1.3981999507e-3f));
+  p = vfma(p, r, vset1(8.3334519073e-3f));
+  p = vfma(p, r, vset1(4.1665795894e-2f));
+  p = vfma(p, r, vset1(1.6666665459e-1f));
+  p = vfma(p, r, vset1(5.0000001201e-1f));
+  p = vfma(p, vmul(r, r), vadd(r, vset1(1.0f)));
+  return vmul(p, vpow2i(n));
+}
+
+// Scalar entry to the same expf, so tails agree with the vector body.
+inline float exp_scalar(float x) {
+  alignas(64) float lanes[W] = {};
+  lanes[0] = x;
+  vstore(lanes, vexp(vload(lanes)));
+  return lanes[0];
+}
+
+// max of x[0..n), n ≥ 1.
+inline float max_of(const float* x, int64_t n) {
+  int64_t i = 0;
+  float m = x[0];
+  if (n >= W) {
+    vf acc = vload(x);
+    for (i = W; i + W <= n; i += W) acc = vmax(acc, vload(x + i));
+    m = hmax(acc);
+  }
+  for (; i < n; i++) m = std::max(m, x[i]);
+  return m;
+}
+
+// x[i] = exp(x[i]·scale − shift) in place; returns Σ x[i] (fixed summation order).
+inline float exp_scaled_inplace(float* x, int64_t n, float scale, float shift) {
+  const vf vs = vset1(scale), vshift = vset1(-shift);
+  vf acc = vzero();
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    vf e = vexp(vfma(vload(x + i), vs, vshift));
+    vstore(x + i, e);
+    acc = vadd(acc, e);
+  }
+  if (i < n) {
+    alignas(64) float lanes[W] = {};
+    for (int64_t j = i; j < n; j++) lanes[j - i] = x[j] * scale - shift;
+    vf e = vexp(vload(lanes));
+    vstore(lanes, e);
+    for (int64_t j = i; j < n; j++) {
+      x[j] = lanes[j - i];
+    }
+    for (int64_t j = n - i; j < W; j++) lanes[j] = 0.0f;  // padding lanes must not count
+    acc = vadd(acc, vload(lanes));
+  }
+  return hsum(acc);
+}
+
+// Micro-kernel: for r < R and the NV·W columns c,
+//   C[r·ldc + c] (+)= Σ_{l < len} A[r·a_row + l·a_step] · B[l·ldb + c]
+// A is read one scalar at a time (any strides), B one row of vectors at a time; the R×NV block of
+// C stays in registers for the whole reduction. Overwrites C unless `accumulate`.
+template <int R, int NV>
+inline void micro_kernel(int64_t len, const float* a, int64_t a_row, int64_t a_step, const float* b, int64_t ldb,
+                         float* c, int64_t ldc, bool accumulate) {
+  vf acc[R][NV];
+  for (int r = 0; r < R; r++)
+    for (int v = 0; v < NV; v++) acc[r][v] = accumulate ? vload(c + r * ldc + v * W) : vzero();
+  for (int64_t l = 0; l < len; l++) {
+    vf bv[NV];
+    for (int v = 0; v < NV; v++) bv[v] = vload(b + l * ldb + v * W);
+    for (int r = 0; r < R; r++) {
+      vf av = vset1(a[r * a_row + l * a_step]);
+      for (int v = 0; v < NV; v++) acc[r][v] = vfma(av, bv[v], acc[r][v]);
+    }
+  }
+  for (int r = 0; r < R; r++)
+    for (int v = 0; v < NV; v++) vstore(c + r * ldc + v * W, acc[r][v]);
+}
+
+constexpr int MAX_R = 4;  // rows per micro-kernel call
+
+using MicroKernel = void (*)(int64_t, const float*, int64_t, int64_t, const float*, int64_t, float*, int64_t, bool);
+
+template <int R, int... NVs>
+constexpr std::array<MicroKernel, MAX_NV> micro_kernels_with_rows(std::integer_sequence<int, NVs...>) {
+  return {micro_kernel<R, NVs + 1>...};
+}
+
+template <int... Rs>
+constexpr std::array<std::array<MicroKernel, MAX_NV>, MAX_R> micro_kernel_table(std::integer_sequence<int, Rs...>) {
+  return {micro_kernels_with_rows<Rs + 1>(std::make_integer_sequence<int, MAX_NV>{})...};
+}
+
+// The micro-kernel for rows in [1, MAX_R] and nv in [1, MAX_NV].
+inline MicroKernel micro_kernel_for(int rows, int nv) {
+  static constexpr auto table = micro_kernel_table(std::make_integer_sequence<int, MAX_R>{});
+  return table[rows - 1][nv - 1];
+}
+
+// C[rows × cols] (+)= A · B with the micro-kernel, cols a multiple of W (rows ≤ MAX_R).
+inline void row_block_multiply(int rows, int64_t cols, int64_t len, const float* a, int64_t a_row, int64_t a_step,
+                               const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate) {
+  for (int64_t col = 0; col < cols; col += MAX_NV * W) {
+    int nv = static_cast<int>(std::min<int64_t>(MAX_NV, (cols - col) / W));
+    micro_kernel_for(rows, nv)(len, a, a_row, a_step, b + col, ldb, c + col, ldc, accumulate);
+  }
+}
+
+}  // namespace tensor_native::simd
