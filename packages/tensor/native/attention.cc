@@ -2,9 +2,9 @@
 // in src/backend/kernels.ts). Query t sees key s iff s ≤ t and both lie in the same segment; since a
 // segment is one contiguous run, row t sees exactly the keys [segment_start(t), t].
 //
-// Forward threads over (batch, head) pairs, backward over (batch, kv head) so each task owns its
-// dk/dv rows and its query heads' dq rows: every output element is computed by one task in a fixed
-// order, whatever the thread count. Both work in blocks of 64 queries (× 64 keys in the backward),
+// Both passes thread over (batch, kv head) pairs: a task packs its K/V once for the query heads that
+// share them, and in the backward it owns its dk/dv rows and those heads' dq rows. Every output
+// element is computed by one task in a fixed order, whatever the thread count. Both work in blocks of 64 queries (× 64 keys in the backward),
 // with tiles that causality or segment boundaries mask completely skipped.
 #include <algorithm>
 #include <cmath>
@@ -31,7 +31,9 @@ constexpr double SERIAL_WORK = 1 << 18;  // below this many multiply-adds, wakin
 struct Problem {
   int64_t batch, seq, heads, kv_heads, dim;
   float scale;
-  int64_t seq_padded, dim_padded;  // seq and dim rounded up to the vector width
+  // Leading dimensions: dim rounded up to whole vectors; seq too, plus one vector so rows of the
+  // transposed K/V are not a power-of-two stride apart (those all map to a few cache sets).
+  int64_t seq_padded, dim_padded;
   std::vector<int32_t> seg_start, seg_end;  // per position b·T + t: the run [start, end) holding t
 
   int64_t group() const { return heads / kv_heads; }
@@ -48,7 +50,7 @@ Problem make_problem(const char* kernel, const int32_t* segments, int64_t batch,
   if (kv_heads < 1 || heads % kv_heads != 0)
     throw std::invalid_argument(std::string(kernel) + ": heads (" + std::to_string(heads) +
                                 ") must be a multiple of kvHeads (" + std::to_string(kv_heads) + ")");
-  Problem p{batch, seq, heads, kv_heads, dim, static_cast<float>(scale), round_up_w(seq), round_up_w(dim), {}, {}};
+  Problem p{batch, seq, heads, kv_heads, dim, static_cast<float>(scale), round_up_w(seq) + W, round_up_w(dim), {}, {}};
   p.seg_start.resize(batch * seq);
   p.seg_end.resize(batch * seq);
   std::unordered_set<int32_t> finished;
@@ -119,8 +121,11 @@ float* scratch(std::vector<float>& buffer, int64_t n) {
 
 // kt[d·ld + s] = k[s, d] for s < seq (zero up to ld): keys as columns, for the score micro-kernel.
 void pack_transposed(const float* src, int64_t src_stride, int64_t seq, int64_t dim, int64_t ld, float* kt) {
-  for (int64_t s = 0; s < seq; s++)
-    for (int64_t d = 0; d < dim; d++) kt[d * ld + s] = src[s * src_stride + d];
+  constexpr int64_t BLOCK = 16;  // square blocks: both the reads and the writes stay in a few cache lines
+  for (int64_t s0 = 0; s0 < seq; s0 += BLOCK)
+    for (int64_t d0 = 0; d0 < dim; d0 += BLOCK)
+      for (int64_t d = d0; d < std::min(dim, d0 + BLOCK); d++)
+        for (int64_t s = s0; s < std::min(seq, s0 + BLOCK); s++) kt[d * ld + s] = src[s * src_stride + d];
   for (int64_t d = 0; d < dim; d++)
     for (int64_t s = seq; s < ld; s++) kt[d * ld + s] = 0.0f;
 }
@@ -137,19 +142,15 @@ struct ForwardScratch {
   std::vector<float> keys_t, values, scores, out_tile, inv_sum;
 };
 
-// One (batch, head): out rows and lse for every query, QUERY_BLOCK queries at a time.
-void forward_head(const Problem& p, const float* q, const float* k, const float* v, float* out, float* lse, int64_t b,
-                  int64_t h, ForwardScratch& s) {
-  const int64_t T = p.seq, D = p.dim, Tp = p.seq_padded, Dp = p.dim_padded, H = p.heads, KV = p.kv_heads;
-  const int64_t kvh = h / p.group();
+// One (batch, head): out rows and lse for every query, QUERY_BLOCK queries at a time, from the kv
+// head packed as keys_t [D][Tp] (transposed) and values [T][Dp].
+void forward_head(const Problem& p, const float* q, const float* keys_t, const float* values, float* out, float* lse,
+                  int64_t b, int64_t h, ForwardScratch& s) {
+  const int64_t T = p.seq, D = p.dim, Tp = p.seq_padded, Dp = p.dim_padded, H = p.heads;
   const int32_t* seg_start = p.seg_start.data() + b * T;
-  float* keys_t = scratch(s.keys_t, D * Tp);
-  float* values = scratch(s.values, T * Dp);
   float* scores = scratch(s.scores, QUERY_BLOCK * Tp);
-  float* out_tile = scratch(s.out_tile, MAX_R * Dp);
+  float* out_tile = scratch(s.out_tile, QUERY_BLOCK * Dp);
   float* inv_sum = scratch(s.inv_sum, QUERY_BLOCK);
-  pack_transposed(k + p.row(b, 0, kvh, KV), KV * D, T, D, Tp, keys_t);
-  pack_rows(v + p.row(b, 0, kvh, KV), KV * D, T, D, Dp, values);
   float* lse_row = lse + (b * H + h) * T;
 
   for (int64_t q0 = 0; q0 < T; q0 += QUERY_BLOCK) {
@@ -158,16 +159,16 @@ void forward_head(const Problem& p, const float* q, const float* k, const float*
     const int64_t key_base = seg_start[q0] / W * W;
     auto score_row = [&](int64_t t) { return scores + (t - q0) * Tp - key_base; };  // indexed by key position
 
-    // S = Q·Kᵀ on the tiles some query of the micro-block sees.
-    for (int64_t ta = q0; ta < q1; ta += MAX_R) {
-      const int64_t tb = std::min(q1, ta + MAX_R);
-      const float* q_rows = q + p.row(b, ta, h, H);
-      for (int64_t c0 = seg_start[ta] / W * W; c0 < tb; c0 += KEY_TILE) {
-        const int64_t c1 = std::min(tb, c0 + KEY_TILE);
-        if (!any_visible(seg_start, ta, tb, c0, c1)) continue;
+    // S = Q·Kᵀ on the tiles some query of the micro-block sees; key tiles outermost so each one
+    // stays in L1 while every row micro-block uses it.
+    for (int64_t k0 = key_base; k0 < q1; k0 += KEY_TILE) {
+      for (int64_t ta = q0; ta < q1; ta += MAX_R) {
+        const int64_t tb = std::min(q1, ta + MAX_R);
+        const int64_t c0 = std::max<int64_t>(k0, seg_start[ta] / W * W), c1 = std::min(tb, k0 + KEY_TILE);
+        if (c0 >= c1 || !any_visible(seg_start, ta, tb, c0, c1)) continue;
         const int nv = static_cast<int>((c1 - c0 + W - 1) / W);
-        micro_kernel_for(static_cast<int>(tb - ta), nv)(D, q_rows, H * D, 1, keys_t + c0, Tp, score_row(ta) + c0, Tp,
-                                                        false);
+        micro_kernel_for(static_cast<int>(tb - ta), nv)(D, q + p.row(b, ta, h, H), H * D, 1, keys_t + c0, Tp,
+                                                        score_row(ta) + c0, Tp, false);
       }
     }
 
@@ -176,29 +177,45 @@ void forward_head(const Problem& p, const float* q, const float* k, const float*
     for (int64_t t = q0; t < q1; t++) {
       float* row = score_row(t);
       const int64_t lo = seg_start[t], n = t - lo + 1;
-      for (int64_t j = lo; j <= t; j++) row[j] *= p.scale;
-      const float max = max_of(row + lo, n);
-      const float sum = exp_scaled_inplace(row + lo, n, 1.0f, max);
-      lse_row[t] = max + std::log(sum);
+      // max(S·scale) from max or min of S: rounding is monotonic, so this is exact.
+      const float shift = p.scale >= 0 ? p.scale * max_of(row + lo, n) : p.scale * min_of(row + lo, n);
+      const float sum = exp_scaled_inplace(row + lo, n, p.scale, shift);
+      lse_row[t] = shift + std::log(sum);
       inv_sum[t - q0] = 1.0f / sum;
       const int64_t ta = q0 + (t - q0) / MAX_R * MAX_R, tb = std::min(q1, ta + MAX_R);
       for (int64_t j = seg_start[ta]; j < lo; j++) row[j] = 0.0f;
       for (int64_t j = t + 1; j < tb; j++) row[j] = 0.0f;
     }
 
-    // O = P·V, micro-block by micro-block over the keys [seg_start(ta), tb) its rows can see.
-    for (int64_t ta = q0; ta < q1; ta += MAX_R) {
-      const int64_t tb = std::min(q1, ta + MAX_R), lo = seg_start[ta];
-      row_block_multiply(static_cast<int>(tb - ta), Dp, tb - lo, score_row(ta) + lo, Tp, 1, values + lo * Dp, Dp,
-                         out_tile, Dp, false);
-      for (int64_t t = ta; t < tb; t++) {
-        float* dst = out + p.row(b, t, h, H);
-        const float* src = out_tile + (t - ta) * Dp;
-        const float inv = inv_sum[t - q0];
-        for (int64_t d = 0; d < D; d++) dst[d] = src[d] * inv;
+    // O = P·V over key chunks (each stays in L1), each micro-block over the keys it can see.
+    for (int64_t k0 = key_base; k0 < q1; k0 += KEY_TILE) {
+      for (int64_t ta = q0; ta < q1; ta += MAX_R) {
+        const int64_t tb = std::min(q1, ta + MAX_R);
+        const int64_t lo = std::max<int64_t>(k0, seg_start[ta]), hi = std::min(tb, k0 + KEY_TILE);
+        if (lo >= hi) continue;
+        // The first chunk a micro-block sees starts at its segment start: it overwrites the tile.
+        row_block_multiply(static_cast<int>(tb - ta), Dp, hi - lo, score_row(ta) + lo, Tp, 1, values + lo * Dp, Dp,
+                           out_tile + (ta - q0) * Dp, Dp, lo != seg_start[ta]);
       }
     }
+    for (int64_t t = q0; t < q1; t++) {
+      float* dst = out + p.row(b, t, h, H);
+      const float* src = out_tile + (t - q0) * Dp;
+      const float inv = inv_sum[t - q0];
+      for (int64_t d = 0; d < D; d++) dst[d] = src[d] * inv;
+    }
   }
+}
+
+// One (batch, kv head): packs the kv head once for the query heads that share it.
+void forward_group(const Problem& p, const float* q, const float* k, const float* v, float* out, float* lse, int64_t b,
+                   int64_t kvh, ForwardScratch& s) {
+  const int64_t T = p.seq, D = p.dim, Tp = p.seq_padded, Dp = p.dim_padded, KV = p.kv_heads;
+  float* keys_t = scratch(s.keys_t, D * Tp);
+  float* values = scratch(s.values, T * Dp);
+  pack_transposed(k + p.row(b, 0, kvh, KV), KV * D, T, D, Tp, keys_t);
+  pack_rows(v + p.row(b, 0, kvh, KV), KV * D, T, D, Dp, values);
+  for (int64_t h = kvh * p.group(); h < (kvh + 1) * p.group(); h++) forward_head(p, q, keys_t, values, out, lse, b, h, s);
 }
 
 struct BackwardScratch {
@@ -258,8 +275,9 @@ void backward_group(const Problem& p, const float* q, const float* k, const floa
         for (int64_t ta = t0; ta < t1; ta += MAX_R) {
           const int64_t tb = std::min(t1, ta + MAX_R);
           const int rows = static_cast<int>(tb - ta);
-          for (int64_t c0 = k0; c0 < std::min(k1, tb); c0 += KEY_TILE) {
-            const int64_t c1 = std::min(k1, c0 + KEY_TILE);
+          const int64_t key_end = std::min(k1, tb);  // later keys are in every row's future
+          for (int64_t c0 = k0; c0 < key_end; c0 += KEY_TILE) {
+            const int64_t c1 = std::min(key_end, c0 + KEY_TILE);
             if (!any_visible(seg_start, ta, tb, c0, c1)) continue;
             MicroKernel kernel = micro_kernel_for(rows, static_cast<int>((c1 - c0 + W - 1) / W));
             kernel(D, q + p.row(b, ta, h, H), H * D, 1, keys_t + c0, Tp, p_row(ta) + c0, KEY_BLOCK, false);
@@ -320,14 +338,14 @@ napi_value attention_binding(const Args& args) {
   const float* v = args.f32(2, B * T * KV * D);
   float* out = args.f32(10, B * T * H * D);
   float* lse = args.f32(11, B * H * T);
-  std::vector<double> cost(B * H);
+  std::vector<double> cost(B * KV);
   for (int64_t b = 0; b < B; b++) {
-    const double work = 2 * attended_pairs(p, b) * (D + 1) + T * D;
-    for (int64_t h = 0; h < H; h++) cost[b * H + h] = work;
+    const double work = (2 * attended_pairs(p, b) * (D + 1) + T * D) * p.group();
+    for (int64_t g = 0; g < KV; g++) cost[b * KV + g] = work;
   }
   run_balanced(cost, [&](int64_t task) {
     thread_local ForwardScratch s;
-    forward_head(p, q, k, v, out, lse, task / H, task % H, s);
+    forward_group(p, q, k, v, out, lse, task / KV, task % KV, s);
   });
   return args.undefined();
 }

@@ -1,6 +1,7 @@
 // SIMD building blocks shared by attention.cc and logprob.cc: a float vector type of the widest
-// width the target has (AVX-512, AVX2+FMA, or a scalar fallback), a Cephes-style vectorised expf,
-// horizontal reductions, and a register-blocked multiply-accumulate micro-kernel.
+// width the target has (AVX-512, AVX2+FMA, else 4-lane GCC/Clang vector extensions, else scalar),
+// a Cephes-style vectorised expf, horizontal reductions, and a register-blocked multiply-accumulate
+// micro-kernel.
 #pragma once
 #include <algorithm>
 #include <array>
@@ -35,6 +36,11 @@ inline vf vpow2i(vf n) {
   vi bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
   return _mm512_castsi512_ps(bits);
 }
+// Partial vectors for row tails: the first n lanes (0 ≤ n < W); other lanes are zero / untouched.
+inline __mmask16 first_lanes(int64_t n) { return static_cast<__mmask16>((1u << n) - 1); }
+inline vf vload_first(const float* p, int64_t n) { return _mm512_maskz_loadu_ps(first_lanes(n), p); }
+inline void vstore_first(float* p, vf v, int64_t n) { _mm512_mask_storeu_ps(p, first_lanes(n), v); }
+inline vf vkeep_first(vf v, int64_t n) { return _mm512_maskz_mov_ps(first_lanes(n), v); }
 #elif defined(__AVX2__) && defined(__FMA__)
 constexpr int W = 8;
 constexpr int MAX_NV = 2;  // 16 ymm registers
@@ -55,6 +61,48 @@ inline vf vpow2i(vf n) {
   vi bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
   return _mm256_castsi256_ps(bits);
 }
+inline vi first_lanes(int64_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+inline vf vload_first(const float* p, int64_t n) { return _mm256_maskload_ps(p, first_lanes(n)); }
+inline void vstore_first(float* p, vf v, int64_t n) { _mm256_maskstore_ps(p, first_lanes(n), v); }
+inline vf vkeep_first(vf v, int64_t n) { return _mm256_and_ps(v, _mm256_castsi256_ps(first_lanes(n))); }
+#elif defined(__GNUC__)
+// Portable 4-lane vectors (GCC/Clang vector extensions): SSE2 on any x86-64, NEON on arm64.
+constexpr int W = 4;
+constexpr int MAX_NV = 2;
+typedef float vf __attribute__((vector_size(16)));
+typedef int32_t vi __attribute__((vector_size(16)));
+inline vf vload(const float* p) {
+  vf v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void vstore(float* p, vf v) { __builtin_memcpy(p, &v, sizeof v); }
+inline vf vset1(float x) { return vf{x, x, x, x}; }
+inline vf vzero() { return vf{0.0f, 0.0f, 0.0f, 0.0f}; }
+inline vf vadd(vf a, vf b) { return a + b; }
+inline vf vsub(vf a, vf b) { return a - b; }
+inline vf vmul(vf a, vf b) { return a * b; }
+inline vf vfma(vf a, vf b, vf c) { return a * b + c; }
+inline vf vselect(vi mask, vf a, vf b) { return (vf)(((vi)a & mask) | ((vi)b & ~mask)); }
+inline vf vmax(vf a, vf b) { return vselect(a > b, a, b); }
+inline vf vmin(vf a, vf b) { return vselect(a < b, a, b); }
+// Round to nearest (|a| < 2²²): adding and removing 1.5·2²³ drops the fraction bits.
+inline vf vround(vf a) { return (a + vset1(12582912.0f)) - vset1(12582912.0f); }
+inline vf vpow2i(vf n) { return (vf)((__builtin_convertvector(n, vi) + 127) << 23); }
+inline vf vload_first(const float* p, int64_t n) {
+  vf v = vzero();
+  for (int64_t i = 0; i < n; i++) v[i] = p[i];
+  return v;
+}
+inline void vstore_first(float* p, vf v, int64_t n) {
+  for (int64_t i = 0; i < n; i++) p[i] = v[i];
+}
+inline vf vkeep_first(vf v, int64_t n) {
+  for (int64_t i = n; i < W; i++) v[i] = 0.0f;
+  return v;
+}
 #else
 constexpr int W = 1;
 constexpr int MAX_NV = 4;
@@ -66,7 +114,7 @@ inline vf vzero() { return 0.0f; }
 inline vf vadd(vf a, vf b) { return a + b; }
 inline vf vsub(vf a, vf b) { return a - b; }
 inline vf vmul(vf a, vf b) { return a * b; }
-inline vf vfma(vf a, vf b, vf c) { return std::fma(a, b, c); }
+inline vf vfma(vf a, vf b, vf c) { return a * b + c; }  // std::fma is a slow library call without FMA hardware
 inline vf vmax(vf a, vf b) { return a > b ? a : b; }
 inline vf vmin(vf a, vf b) { return a < b ? a : b; }
 inline vf vround(vf a) { return std::nearbyint(a); }
@@ -76,6 +124,9 @@ inline vf vpow2i(vf n) {
   __builtin_memcpy(&out, &bits, sizeof out);
   return out;
 }
+inline vf vload_first(const float*, int64_t) { return 0.0f; }  // n < W = 1: nothing to load
+inline void vstore_first(float*, vf, int64_t) {}
+inline vf vkeep_first(vf, int64_t) { return 0.0f; }
 #endif
 
 // Rounds n up to a multiple of the vector width.
@@ -88,14 +139,6 @@ inline float hsum(vf v) {
   for (int width = W / 2; width >= 1; width /= 2)
     for (int i = 0; i < width; i++) lanes[i] += lanes[i + width];
   return lanes[0];
-}
-
-inline float hmax(vf v) {
-  alignas(64) float lanes[W];
-  vstore(lanes, v);
-  float m = lanes[0];
-  for (int i = 1; i < W; i++) m = std::max(m, lanes[i]);
-  return m;
 }
 
 // expf, Cephes polynomial (about 1 ulp on [-87, 88]); -inf and very negative inputs give 0, large
@@ -116,26 +159,24 @@ inline vf vexp(vf x) {
   return vmul(p, vpow2i(n));
 }
 
-// Scalar entry to the same expf, so tails agree with the vector body.
-inline float exp_scalar(float x) {
-  alignas(64) float lanes[W] = {};
-  lanes[0] = x;
-  vstore(lanes, vexp(vload(lanes)));
-  return lanes[0];
-}
-
-// max of x[0..n), n ≥ 1.
-inline float max_of(const float* x, int64_t n) {
+// max (or min) of x[0..n), n ≥ 1.
+template <bool MAX>
+inline float extreme_of(const float* x, int64_t n) {
+  auto pick = [](auto a, auto b) { return MAX ? vmax(a, b) : vmin(a, b); };
   int64_t i = 0;
   float m = x[0];
   if (n >= W) {
     vf acc = vload(x);
-    for (i = W; i + W <= n; i += W) acc = vmax(acc, vload(x + i));
-    m = hmax(acc);
+    for (i = W; i + W <= n; i += W) acc = pick(acc, vload(x + i));
+    alignas(64) float lanes[W];
+    vstore(lanes, acc);
+    for (int j = 0; j < W; j++) m = MAX ? std::max(m, lanes[j]) : std::min(m, lanes[j]);
   }
-  for (; i < n; i++) m = std::max(m, x[i]);
+  for (; i < n; i++) m = MAX ? std::max(m, x[i]) : std::min(m, x[i]);
   return m;
 }
+inline float max_of(const float* x, int64_t n) { return extreme_of<true>(x, n); }
+inline float min_of(const float* x, int64_t n) { return extreme_of<false>(x, n); }
 
 // x[i] = exp(x[i]·scale − shift) in place; returns Σ x[i] (fixed summation order).
 inline float exp_scaled_inplace(float* x, int64_t n, float scale, float shift) {
@@ -148,15 +189,9 @@ inline float exp_scaled_inplace(float* x, int64_t n, float scale, float shift) {
     acc = vadd(acc, e);
   }
   if (i < n) {
-    alignas(64) float lanes[W] = {};
-    for (int64_t j = i; j < n; j++) lanes[j - i] = x[j] * scale - shift;
-    vf e = vexp(vload(lanes));
-    vstore(lanes, e);
-    for (int64_t j = i; j < n; j++) {
-      x[j] = lanes[j - i];
-    }
-    for (int64_t j = n - i; j < W; j++) lanes[j] = 0.0f;  // padding lanes must not count
-    acc = vadd(acc, vload(lanes));
+    vf e = vkeep_first(vexp(vfma(vload_first(x + i, n - i), vs, vshift)), n - i);
+    vstore_first(x + i, e, n - i);
+    acc = vadd(acc, e);
   }
   return hsum(acc);
 }
@@ -183,7 +218,11 @@ inline void micro_kernel(int64_t len, const float* a, int64_t a_row, int64_t a_s
     for (int v = 0; v < NV; v++) vstore(c + r * ldc + v * W, acc[r][v]);
 }
 
-constexpr int MAX_R = 4;  // rows per micro-kernel call
+#if defined(__AVX512F__)
+constexpr int MAX_R = 6;  // rows per micro-kernel call: 6·4 accumulators + 4 B vectors fit in 32 registers
+#else
+constexpr int MAX_R = 4;
+#endif
 
 using MicroKernel = void (*)(int64_t, const float*, int64_t, int64_t, const float*, int64_t, float*, int64_t, bool);
 

@@ -61,10 +61,8 @@ RowStats row_stats(const float* z, int64_t n) {
     s2 = vfma(e, x, s2);
   }
   if (j < n) {
-    alignas(64) float lanes[W];
-    for (int i = 0; i < W; i++) lanes[i] = j + i < n ? z[j + i] - max : -100.0f;  // padding: e = 0, e·x = 0
-    vf x = vload(lanes);
-    vf e = vexp(x);
+    vf x = vadd(vload_first(z + j, n - j), vmax_neg);
+    vf e = vkeep_first(vexp(x), n - j);  // padding lanes add nothing to either sum
     s1 = vadd(s1, e);
     s2 = vfma(e, x, s2);
   }
@@ -79,17 +77,14 @@ void row_gradient(float* z, int64_t n, int32_t target, float lse, float entropy,
   const float mean = lse - entropy;
   const vf v_lse = vset1(-lse), v_mean = vset1(-mean), v_dl = vset1(d_logprob), v_de = vset1(d_entropy);
   const vf v_neg_scale = vset1(-inv_temperature);
-  int64_t j = 0;
-  for (; j + W <= n; j += W) {
-    vf zj = vload(z + j);
+  auto gradient = [&](vf zj) {
     vf p = vexp(vadd(zj, v_lse));
     vf weight = vfma(v_de, vadd(zj, v_mean), v_dl);  // dL + dE·(z − mean)
-    vstore(z + j, vmul(vmul(p, weight), v_neg_scale));
-  }
-  for (; j < n; j++) {
-    float p = exp_scalar(z[j] - lse);
-    z[j] = p * (d_logprob + d_entropy * (z[j] - mean)) * -inv_temperature;
-  }
+    return vmul(vmul(p, weight), v_neg_scale);
+  };
+  int64_t j = 0;
+  for (; j + W <= n; j += W) vstore(z + j, gradient(vload(z + j)));
+  if (j < n) vstore_first(z + j, gradient(vload_first(z + j, n - j)), n - j);
   z[target] += d_logprob * inv_temperature;
 }
 
