@@ -292,7 +292,7 @@ struct RopeTable {
   int64_t dim = 0, positions = 0;
   std::vector<float> inv_freq, cos, sin;  // cos/sin: [positions, dim/2]
 };
-constexpr int64_t kRopeTableMaxFloats = int64_t{1} << 23;  // 32 MiB per table
+constexpr int64_t kRopeTableMaxFloats = int64_t{1} << 22;  // 16 MiB per table (65536 positions at dim 128)
 
 RopeTable& rope_table() {
   static RopeTable table;
@@ -453,12 +453,12 @@ napi_value softmax_binding(const Args& args) {
     SumF64 sum;
     int64_t j = 0;
     for (; j + W <= n; j += W) {
-      vf e = exp(sub(load(xr + j), m));
+      vf e = exp_difference(load(xr + j), m);
       store(outr + j, e);
       add_to(sum, e);
     }
     if (j < n) {
-      vf e = exp(sub(load_part(xr + j, n - j, -INFINITY), m));  // padding lanes give e^−Inf = 0
+      vf e = exp_difference(load_part(xr + j, n - j, -INFINITY), m);  // padding lanes give e^−Inf = 0
       store_part(outr + j, n - j, e);
       add_to(sum, e);
     }
@@ -479,8 +479,8 @@ napi_value log_softmax_binding(const Args& args) {
     const vf m = set1(row_max(xr, n));
     SumF64 sum;
     int64_t j = 0;
-    for (; j + W <= n; j += W) add_to(sum, exp(sub(load(xr + j), m)));
-    if (j < n) add_to(sum, exp(sub(load_part(xr + j, n - j, -INFINITY), m)));
+    for (; j + W <= n; j += W) add_to(sum, exp_difference(load(xr + j), m));
+    if (j < n) add_to(sum, exp_difference(load_part(xr + j, n - j, -INFINITY), m));
     const vf log_sum = set1(static_cast<float>(std::log(total(sum))));
     // (x − max) ≤ 0 and log_sum ≥ 0: the subtraction cannot cancel.
     for (j = 0; j + W <= n; j += W) store(outr + j, sub(sub(load(xr + j), m), log_sum));

@@ -5,6 +5,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #if defined(__AVX512F__) || defined(__AVX2__)
 // GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on _mm512_undefined_* (GCC bug 105593).
@@ -41,6 +42,10 @@ inline vf max(vf a, vf b) { return _mm512_max_ps(a, b); }
 // a ≥ 0 ? if_nonneg : otherwise (NaN a picks otherwise).
 inline vf select_nonneg(vf a, vf if_nonneg, vf otherwise) {
   return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_GE_OQ), otherwise, if_nonneg);
+}
+// v where `test` is finite, else 0 (test − test is 0 exactly when test is finite).
+inline vf zero_unless_finite(vf v, vf test) {
+  return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_sub_ps(test, test), _mm512_setzero_ps(), _CMP_EQ_OQ), v);
 }
 inline float reduce_add(vf v) { return _mm512_reduce_add_ps(v); }
 inline float reduce_max(vf v) { return _mm512_reduce_max_ps(v); }
@@ -106,6 +111,9 @@ inline vf fnmadd(vf a, vf b, vf c) { return _mm256_sub_ps(c, _mm256_mul_ps(a, b)
 inline vf max(vf a, vf b) { return _mm256_max_ps(a, b); }
 inline vf select_nonneg(vf a, vf if_nonneg, vf otherwise) {
   return _mm256_blendv_ps(otherwise, if_nonneg, _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_GE_OQ));
+}
+inline vf zero_unless_finite(vf v, vf test) {
+  return _mm256_and_ps(v, _mm256_cmp_ps(_mm256_sub_ps(test, test), _mm256_setzero_ps(), _CMP_EQ_OQ));
 }
 inline float reduce_add(vf v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -177,6 +185,7 @@ inline vf fmadd(vf a, vf b, vf c) { return a * b + c; }
 inline vf fnmadd(vf a, vf b, vf c) { return c - a * b; }
 inline vf max(vf a, vf b) { return a > b ? a : b; }
 inline vf select_nonneg(vf a, vf if_nonneg, vf otherwise) { return a >= 0.0f ? if_nonneg : otherwise; }
+inline vf zero_unless_finite(vf v, vf test) { return test - test == 0.0f ? v : 0.0f; }
 inline float reduce_add(vf v) { return v; }
 inline float reduce_max(vf v) { return v; }
 
@@ -187,8 +196,17 @@ inline void add_to(SumF64& s, vf v) { s.s += static_cast<double>(v); }
 inline void add_product_to(SumF64& s, vf a, vf b) { s.s += static_cast<double>(a) * static_cast<double>(b); }
 inline double total(const SumF64& s) { return s.s; }
 
-inline vf scale_pow2(vf y, vf n) { return std::ldexp(y, static_cast<int>(n)); }
-inline vf round_nearest(vf v) { return std::nearbyint(v); }
+// Same two-factor scaling as the AVX2 path, without a libm call.
+inline vf scale_pow2(vf y, vf n) {
+  const int32_t ni = static_cast<int32_t>(n), n1 = ni >> 1, n2 = ni - n1;
+  const uint32_t b1 = static_cast<uint32_t>(n1 + 127) << 23, b2 = static_cast<uint32_t>(n2 + 127) << 23;
+  float p1, p2;
+  std::memcpy(&p1, &b1, sizeof p1);
+  std::memcpy(&p2, &b2, sizeof p2);
+  return y * p1 * p2;
+}
+// Nearest integer (ties to even) for |v| < 2^22: adding 1.5·2^23 leaves no fraction bits.
+inline vf round_nearest(vf v) { return (v + 12582912.0f) - 12582912.0f; }
 
 inline vf opaque(vf v) {
   volatile float keep = v;
@@ -224,6 +242,18 @@ inline vf exp(vf x) {
   p = fmadd(p, r, set1(5.0000001201e-1f));
   const vf y = add(fmadd(p, mul(r, r), r), set1(1.0f));
   return scale_pow2(y, n);
+}
+
+// e^(x − m) with the difference taken exactly: the float32 difference d plus its rounding error
+// (TwoSum). exp turns an argument error δ into a relative error δ, and rounding x − m alone would
+// cost up to |x − m|·2^-24 (≈1e-6 at |x − m| = 20); e^(d + err) ≈ e^d·(1 + err).
+inline vf exp_difference(vf x, vf m) {
+  // Knuth's TwoSum of a = x, b = −m: s = a + b, bb = s − a, err = (a − (s − bb)) + (b − bb).
+  const vf d = sub(x, m);
+  const vf bb = sub(d, x);
+  const vf err = sub(sub(x, sub(d, bb)), add(m, bb));
+  const vf e = exp(d);
+  return fmadd(e, zero_unless_finite(err, d), e);
 }
 
 }  // namespace tensor_native::nn_simd
