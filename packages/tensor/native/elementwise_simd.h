@@ -1,8 +1,10 @@
 // A minimal float SIMD layer (AVX-512, AVX2, or one scalar lane) and vectorised exp / log / tanh /
-// sigmoid written once on top of it. Every operation here is an IEEE-exact primitive (add, mul,
-// div, sqrt, compare, select, bit ops), so the scalar fallback computes the same bits as the vector
-// paths, and a lane's result never depends on its neighbours: callers may split work anywhere.
-// No FMA is used, for the same reason (the addon is built without -ffp-contract=fast).
+// sigmoid / silu written once on top of it. Every operation is lane-wise (add, mul, div, sqrt,
+// compare, select, bit ops), so a lane's result never depends on its neighbours or on where a
+// range starts: callers may split work anywhere, and tails run through padded buffers with the
+// same code. GCC contracts a·b + c into FMA where the target has it (its C++ default), the same
+// way wherever these inline functions land, so one build is deterministic; AVX-512, AVX2 and
+// scalar builds may differ from each other in the last bit.
 #pragma once
 #include <cstdint>
 #include <cstring>

@@ -1,6 +1,6 @@
 // Optimizer steps, in place, one fused pass over the parameter tensor (see Kernels.adamw / .sgd in
-// src/backend/kernels.ts). Lane-independent f32 arithmetic: the result does not depend on the
-// thread count or on where the pool splits the range.
+// src/backend/kernels.ts). Lane-independent f32 arithmetic (tails through padded buffers): the
+// result does not depend on the thread count or on where the pool splits the range.
 #include <cmath>
 #include <cstdint>
 #include <cstring>

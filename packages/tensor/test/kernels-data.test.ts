@@ -141,7 +141,10 @@ test('stridedCopy: cpu matches ref on permutations, slices and broadcasts; 1 and
     { shape: [3, 50, 7], strides: [0, 7, 1], offset: 11 }, // leading broadcast
     { shape: [20, 9, 13], strides: [200, 0, 3], offset: 7 }, // middle broadcast, strided inner
     { shape: [300, 500], strides: [500, 1], offset: 1 }, // large, contiguous (threads)
-    { shape: [500, 300], strides: [1, 500], offset: 0 }, // large transpose (threads)
+    { shape: [500, 300], strides: [1, 500], offset: 0 }, // large transpose (threads, tiled)
+    { shape: [3, 4, 37, 41], strides: [4 * 41 * 37, 41 * 37, 1, 37], offset: 5 }, // batched transpose
+    { shape: [2, 3, 40, 50], strides: [0, 2000, 1, 40], offset: 0 }, // transpose under a broadcast dim
+    { shape: [37, 41], strides: [1, 100], offset: 3 }, // transpose of a slice of a wider matrix
     { shape: [7, 1, 9000], strides: [9001, 5, 1], offset: 2 }, // rows longer than a thread's share
     { shape: [1], strides: [0], offset: 199_999 },
   ];
