@@ -4,8 +4,8 @@
 //
 // Both passes thread over (batch, kv head) pairs: a task packs its K/V once for the query heads that
 // share them, and in the backward it owns its dk/dv rows and those heads' dq rows. Every output
-// element is computed by one task in a fixed order, whatever the thread count. Both work in blocks of 64 queries (× 64 keys in the backward),
-// with tiles that causality or segment boundaries mask completely skipped.
+// element is computed by one task in a fixed order, whatever the thread count. Both work in blocks of
+// 64 queries (× 64 keys in the backward), skipping tiles that causality or segment boundaries mask.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -215,7 +215,8 @@ void forward_group(const Problem& p, const float* q, const float* k, const float
   float* values = scratch(s.values, T * Dp);
   pack_transposed(k + p.row(b, 0, kvh, KV), KV * D, T, D, Tp, keys_t);
   pack_rows(v + p.row(b, 0, kvh, KV), KV * D, T, D, Dp, values);
-  for (int64_t h = kvh * p.group(); h < (kvh + 1) * p.group(); h++) forward_head(p, q, keys_t, values, out, lse, b, h, s);
+  for (int64_t h = kvh * p.group(); h < (kvh + 1) * p.group(); h++)
+    forward_head(p, q, keys_t, values, out, lse, b, h, s);
 }
 
 struct BackwardScratch {
@@ -251,13 +252,7 @@ void backward_group(const Problem& p, const float* q, const float* k, const floa
     const float* lse_row = lse + (b * H + h) * T;
     pack_rows(q + p.row(b, 0, h, H), H * D, T, D, Dp, queries);
     pack_rows(d_out + p.row(b, 0, h, H), H * D, T, D, Dp, d_out_rows);
-    for (int64_t t = 0; t < T; t++) {  // delta = rowsum(dO ⊙ O)
-      const float* o = out + p.row(b, t, h, H);
-      const float* g = d_out + p.row(b, t, h, H);
-      float acc = 0.0f;
-      for (int64_t d = 0; d < D; d++) acc += g[d] * o[d];
-      delta[t] = acc;
-    }
+    for (int64_t t = 0; t < T; t++) delta[t] = dot(d_out + p.row(b, t, h, H), out + p.row(b, t, h, H), D);
     std::fill(d_query, d_query + T * Dp, 0.0f);
 
     for (int64_t k0 = 0; k0 < T; k0 += KEY_BLOCK) {

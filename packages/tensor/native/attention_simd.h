@@ -159,6 +159,15 @@ inline vf vexp(vf x) {
   return vmul(p, vpow2i(n));
 }
 
+// Σ x[i]·y[i] (lane-wise partial sums, then a fixed-order horizontal sum).
+inline float dot(const float* x, const float* y, int64_t n) {
+  vf acc = vzero();
+  int64_t i = 0;
+  for (; i + W <= n; i += W) acc = vfma(vload(x + i), vload(y + i), acc);
+  if (i < n) acc = vfma(vload_first(x + i, n - i), vload_first(y + i, n - i), acc);
+  return hsum(acc);
+}
+
 // max (or min) of x[0..n), n ≥ 1.
 template <bool MAX>
 inline float extreme_of(const float* x, int64_t n) {

@@ -245,7 +245,7 @@ test('attention rejects a segment id that comes back after another, and heads no
   }
 });
 
-const nativeCases: { name: string; shape: Shape; lengths: number[][] }[] = [
+const nativeCases: { name: string; shape: Shape; lengths: number[][]; scale?: number }[] = [
   {
     name: 'T 77, D 8, GQA 2',
     shape: { batch: 2, seq: 77, heads: 4, kvHeads: 2, dim: 8 },
@@ -257,12 +257,18 @@ const nativeCases: { name: string; shape: Shape; lengths: number[][] }[] = [
     lengths: [[63, 1, 20, 66]],
   },
   {
-    name: 'T 70, D 20, GQA 4',
+    name: 'T 70, D 20, GQA 4, negative scale',
     shape: { batch: 2, seq: 70, heads: 4, kvHeads: 1, dim: 20 },
     lengths: [
       [1, 1, 68],
       [69, 1],
     ],
+    scale: -0.3,
+  },
+  {
+    name: 'T 200, D 32, 29 short segments (masked tiles inside blocks)',
+    shape: { batch: 1, seq: 200, heads: 2, kvHeads: 2, dim: 32 },
+    lengths: [[...Array<number>(28).fill(7), 4]],
   },
   {
     name: 'T 3, D 1, no grouping',
@@ -271,11 +277,10 @@ const nativeCases: { name: string; shape: Shape; lengths: number[][] }[] = [
   },
 ];
 
-for (const { name, shape, lengths } of nativeCases) {
+for (const { name, shape, lengths, scale = 1 / Math.sqrt(shape.dim) } of nativeCases) {
   test(`cpu attention forward and backward match ref (${name})`, () => {
     const segments = segmentsFromLengths(lengths, shape.seq);
     const x = randomInputs(shape, shape.seq + shape.dim);
-    const scale = 1 / Math.sqrt(shape.dim);
     const expected = backward(ref, x, segments, shape, scale);
     const actual = backward(cpu, x, segments, shape, scale);
     for (const key of ['out', 'lse', 'dq', 'dk', 'dv'] as const) {
