@@ -128,7 +128,10 @@ export interface Kernels {
   ): void;
 
   // ---- transformer ops -------------------------------------------------------------------------
-  /** out[r, :] = weight[ids[r], :] for r < rows; ids must lie in [0, vocab). */
+  /**
+   * out[r, :] = weight[ids[r], :] for r < rows. ids are validated against vocab = weight.length / dim
+   * before anything is written (an error names the bad id and its row).
+   */
   embedding(weight: F32, ids: I32, rows: number, dim: number, out: F32): void;
   /** dWeight[ids[r], :] += dOut[r, :] (accumulates; repeated ids sum in row order). */
   embeddingBackward(dOut: F32, ids: I32, rows: number, dim: number, dWeight: F32): void;
@@ -151,7 +154,7 @@ export interface Kernels {
   /**
    * Rotary embedding, Hugging Face "rotate_half" layout: x is [tokens, heads, dim] and pairs
    * element i with i + dim/2. angle = positions[t] · theta^(−2i/dim). inverse rotates by −angle
-   * (which is the backward pass). out may alias x.
+   * (which is the backward pass). out may alias x. dim must be even; positions may be any int32.
    */
   rope(
     x: F32,
@@ -169,7 +172,10 @@ export interface Kernels {
   /** dg, du written (or accumulated). */
   swigluBackward(g: F32, u: F32, dOut: F32, dg: F32, du: F32, n: number, accumulate: boolean): void;
 
-  /** Row softmax / log-softmax over the last dim of [rows, n]; out may alias x. */
+  /**
+   * Row softmax / log-softmax over the last dim of [rows, n]; out may alias x. −Inf entries get
+   * probability 0; a row that is entirely −Inf gives NaN (as PyTorch does).
+   */
   softmax(x: F32, rows: number, n: number, out: F32): void;
   /** dx = y ⊙ (dy − Σ y·dy) (written or accumulated). */
   softmaxBackward(y: F32, dy: F32, rows: number, n: number, dx: F32, accumulate: boolean): void;
@@ -177,7 +183,7 @@ export interface Kernels {
   /** dx = dy − exp(y) · Σ dy (written or accumulated). */
   logSoftmaxBackward(y: F32, dy: F32, rows: number, n: number, dx: F32, accumulate: boolean): void;
 
-  /** out[r] = x[r, idx[r]] for x [rows, n]. */
+  /** out[r] = x[r, idx[r]] for x [rows, n]; idx is validated against [0, n). */
   gatherRows(x: F32, idx: I32, rows: number, n: number, out: F32): void;
   /** dx[r, idx[r]] += dOut[r] (dx accumulates). */
   gatherRowsBackward(dOut: F32, idx: I32, rows: number, n: number, dx: F32): void;
