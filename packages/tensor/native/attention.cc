@@ -43,13 +43,13 @@ struct Problem {
   }
 };
 
-Problem make_problem(const char* kernel, const int32_t* segments, int64_t batch, int64_t seq, int64_t heads,
-                     int64_t kv_heads, int64_t dim, double scale) {
+Problem make_problem(const int32_t* segments, int64_t batch, int64_t seq, int64_t heads, int64_t kv_heads, int64_t dim,
+                     double scale) {
   if (batch < 0 || seq < 0 || heads < 0 || dim < 0)
-    throw std::invalid_argument(std::string(kernel) + ": batch, seq, heads and dim must be non-negative");
+    throw std::invalid_argument("batch, seq, heads and dim must be non-negative");
   if (kv_heads < 1 || heads % kv_heads != 0)
-    throw std::invalid_argument(std::string(kernel) + ": heads (" + std::to_string(heads) +
-                                ") must be a multiple of kvHeads (" + std::to_string(kv_heads) + ")");
+    throw std::invalid_argument("heads (" + std::to_string(heads) + ") must be a multiple of kvHeads (" +
+                                std::to_string(kv_heads) + ")");
   Problem p{batch, seq, heads, kv_heads, dim, static_cast<float>(scale), round_up_w(seq) + W, round_up_w(dim), {}, {}};
   p.seg_start.resize(batch * seq);
   p.seg_end.resize(batch * seq);
@@ -64,9 +64,9 @@ Problem make_problem(const char* kernel, const int32_t* segments, int64_t batch,
         if (t == seq) break;
         finished.insert(ids[t - 1]);
         if (finished.count(ids[t]))
-          throw std::invalid_argument(std::string(kernel) + ": segments must be contiguous runs, but batch row " +
-                                      std::to_string(b) + " has segment id " + std::to_string(ids[t]) +
-                                      " again at position " + std::to_string(t) + " after a different segment");
+          throw std::invalid_argument("segments must be contiguous runs, but batch row " + std::to_string(b) +
+                                      " has segment id " + std::to_string(ids[t]) + " again at position " +
+                                      std::to_string(t) + " after a different segment");
         run_start = t;
       }
       if (t < seq) p.seg_start[b * seq + t] = static_cast<int32_t>(run_start);
@@ -327,7 +327,7 @@ void backward_group(const Problem& p, const float* q, const float* k, const floa
 napi_value attention_binding(const Args& args) {
   const int64_t B = args.i64(4), T = args.i64(5), H = args.i64(6), KV = args.i64(7), D = args.i64(8);
   const int32_t* segments = args.i32(3, std::max<int64_t>(0, B * T));
-  Problem p = make_problem("attention", segments, B, T, H, KV, D, args.num(9));
+  Problem p = make_problem(segments, B, T, H, KV, D, args.num(9));
   const float* q = args.f32(0, B * T * H * D);
   const float* k = args.f32(1, B * T * KV * D);
   const float* v = args.f32(2, B * T * KV * D);
@@ -348,7 +348,7 @@ napi_value attention_binding(const Args& args) {
 napi_value attention_backward_binding(const Args& args) {
   const int64_t B = args.i64(7), T = args.i64(8), H = args.i64(9), KV = args.i64(10), D = args.i64(11);
   const int32_t* segments = args.i32(3, std::max<int64_t>(0, B * T));
-  Problem p = make_problem("attentionBackward", segments, B, T, H, KV, D, args.num(12));
+  Problem p = make_problem(segments, B, T, H, KV, D, args.num(12));
   const int64_t q_len = B * T * H * D, kv_len = B * T * KV * D;
   const float* q = args.f32(0, q_len);
   const float* k = args.f32(1, kv_len);

@@ -23,16 +23,15 @@ struct Shape {
   int64_t rows, dim, vocab, chunk;
 };
 
-Shape check_shape(const char* kernel, const Args& args, const int32_t* targets) {
+Shape check_shape(const Args& args, const int32_t* targets) {
   Shape s{args.i64(3), args.i64(4), args.i64(5), args.i64(7)};
   if (s.rows < 0 || s.dim < 0 || s.vocab < 0)
-    throw std::invalid_argument(std::string(kernel) + ": rows, dim and vocab must be non-negative");
-  if (s.chunk < 1) throw std::invalid_argument(std::string(kernel) + ": chunk must be at least 1, got " +
-                                               std::to_string(s.chunk));
+    throw std::invalid_argument("rows, dim and vocab must be non-negative");
+  if (s.chunk < 1) throw std::invalid_argument("chunk must be at least 1, got " + std::to_string(s.chunk));
   for (int64_t r = 0; r < s.rows; r++)
     if (targets[r] < 0 || targets[r] >= s.vocab)
-      throw std::invalid_argument(std::string(kernel) + ": target " + std::to_string(targets[r]) + " at row " +
-                                  std::to_string(r) + " is outside [0, vocab = " + std::to_string(s.vocab) + ")");
+      throw std::invalid_argument("target " + std::to_string(targets[r]) + " at row " + std::to_string(r) +
+                                  " is outside [0, vocab = " + std::to_string(s.vocab) + ")");
   return s;
 }
 
@@ -90,7 +89,7 @@ void row_gradient(float* z, int64_t n, int32_t target, float lse, float entropy,
 
 napi_value token_logprobs_binding(const Args& args) {
   const int32_t* targets = args.i32(2, std::max<int64_t>(0, args.i64(3)));
-  const Shape s = check_shape("tokenLogprobs", args, targets);
+  const Shape s = check_shape(args, targets);
   const float* hidden = args.f32(0, s.rows * s.dim);
   const float* weight = args.f32(1, s.vocab * s.dim);
   const float inv_temperature = static_cast<float>(args.num(6));
@@ -120,7 +119,7 @@ napi_value token_logprobs_binding(const Args& args) {
 
 napi_value token_logprobs_backward_binding(const Args& args) {
   const int32_t* targets = args.i32(2, std::max<int64_t>(0, args.i64(3)));
-  const Shape s = check_shape("tokenLogprobsBackward", args, targets);
+  const Shape s = check_shape(args, targets);
   const float* hidden = args.f32(0, s.rows * s.dim);
   const float* weight = args.f32(1, s.vocab * s.dim);
   const float inv_temperature = static_cast<float>(args.num(6));
