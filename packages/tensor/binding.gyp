@@ -14,8 +14,8 @@
       ],
       "cflags!": ["-fno-exceptions", "-O2", "-O1", "-O0"],
       "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17", "-std=gnu++1y", "-std=gnu++14", "-O2"],
-      "cflags": ["-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math", "-pthread"],
-      "cflags_cc": ["-O3", "-march=native", "-std=c++17", "-fno-math-errno", "-fno-trapping-math", "-pthread", "-fexceptions"],
+      "cflags": ["-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math", "-pthread", "-Wno-maybe-uninitialized"],
+      "cflags_cc": ["-O3", "-march=native", "-std=c++17", "-fno-math-errno", "-fno-trapping-math", "-pthread", "-fexceptions", "-Wno-maybe-uninitialized"],
       "ldflags": ["-pthread"]
     }
   ]
