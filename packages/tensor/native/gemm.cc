@@ -11,12 +11,14 @@
 #include "gemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <new>
 #include <string>
+#include <thread>
 
-#if defined(__AVX512F__) || defined(__AVX2__)
+#if defined(__SSE__)
 #include <immintrin.h>
 #endif
 
@@ -57,10 +59,10 @@ constexpr int64_t KC = GEMM_KC;
 constexpr int64_t MC = GEMM_MC / MR * MR;
 constexpr int64_t NC = GEMM_NC / NR * NR;
 
-// Problems below this many multiply-adds run unpacked on the calling thread.
-constexpr int64_t SMALL_MNK = 32 * 1024;
-// Below this many multiply-adds a packed problem still runs on one thread.
-constexpr int64_t THREAD_MNK = 256 * 1024;
+// Problems below SMALL_MNK multiply-adds skip packing (up to about 64³ the unpacked kernel is as fast);
+// below THREAD_MNK they run on the calling thread (waking the pool costs more than it saves).
+constexpr int64_t SMALL_MNK = 256 * 1024;
+constexpr int64_t THREAD_MNK = 48 * 1024;
 
 // The scalar multiply-add every path uses; fused wherever the hardware fuses, so the unpacked small
 // path, the edge tiles and the SIMD kernels round identically.
@@ -78,65 +80,84 @@ inline float finish(float acc, float alpha, float beta, float old) {
 }
 
 // ---- packing ---------------------------------------------------------------------------------------
-// Packed A: for each group of MR rows, kc columns of MR consecutive values (rows past m are zero).
-// A(i, l) = a[trans ? l·lda + i : i·lda + l], with a already offset to the block's corner.
-void pack_a(bool trans, int64_t mc, int64_t kc, const float* a, int64_t lda, float* out) {
-  for (int64_t i0 = 0; i0 < mc; i0 += MR) {
-    const int64_t rows = std::min<int64_t>(MR, mc - i0);
-    if (trans) {
-      for (int64_t l = 0; l < kc; l++) {
-        const float* src = a + l * lda + i0;
-        int64_t r = 0;
-        for (; r < rows; r++) out[r] = src[r];
-        for (; r < MR; r++) out[r] = 0.0f;
-        out += MR;
-      }
-    } else if (rows == MR) {
-      const float* src = a + i0 * lda;
-      for (int64_t l = 0; l < kc; l++) {
-        for (int r = 0; r < MR; r++) out[r] = src[r * lda + l];
-        out += MR;
-      }
-    } else {
-      const float* src = a + i0 * lda;
-      for (int64_t l = 0; l < kc; l++) {
-        int64_t r = 0;
-        for (; r < rows; r++) out[r] = src[r * lda + l];
-        for (; r < MR; r++) out[r] = 0.0f;
-        out += MR;
-      }
+// A panel is W values per l (W = MR for A, NR for B), kc values of l, zero-padded past `count` valid
+// values, so the micro-kernel never needs to know about edges in the packed operand.
+
+// Panel whose W values for one l are contiguous in the source: value (l, w) is src[l·ld + w].
+template <int W>
+void pack_rows(int64_t kc, int64_t count, const float* src, int64_t ld, float* out) {
+  if (count == W) {
+    for (int64_t l = 0; l < kc; l++, out += W) {
+      const float* s = src + l * ld;
+      for (int w = 0; w < W; w++) out[w] = s[w];
     }
+    return;
+  }
+  for (int64_t l = 0; l < kc; l++, out += W) {
+    const float* s = src + l * ld;
+    int64_t w = 0;
+    for (; w < count; w++) out[w] = s[w];
+    for (; w < W; w++) out[w] = 0.0f;
   }
 }
 
-// Packed B: for each group of NR columns, kc rows of NR consecutive values (columns past n are zero).
-// B(l, j) = b[trans ? j·ldb + l : l·ldb + j], with b already offset to the block's corner.
-void pack_b(bool trans, int64_t kc, int64_t nc, const float* b, int64_t ldb, float* out) {
-  for (int64_t j0 = 0; j0 < nc; j0 += NR) {
-    const int64_t cols = std::min<int64_t>(NR, nc - j0);
-    if (!trans) {
-      for (int64_t l = 0; l < kc; l++) {
-        const float* src = b + l * ldb + j0;
-        int64_t c = 0;
-        for (; c < cols; c++) out[c] = src[c];
-        for (; c < NR; c++) out[c] = 0.0f;
-        out += NR;
-      }
-    } else if (cols == NR) {
-      const float* src = b + j0 * ldb;
-      for (int64_t l = 0; l < kc; l++) {
-        for (int c = 0; c < NR; c++) out[c] = src[c * ldb + l];
-        out += NR;
-      }
-    } else {
-      const float* src = b + j0 * ldb;
-      for (int64_t l = 0; l < kc; l++) {
-        int64_t c = 0;
-        for (; c < cols; c++) out[c] = src[c * ldb + l];
-        for (; c < NR; c++) out[c] = 0.0f;
-        out += NR;
+// Panel that is a transpose of the source: value (l, w) is src[w·ld + l]. Full panels go through 4×4
+// register transposes (four rows read, four packed columns written per step).
+template <int W>
+void pack_columns(int64_t kc, int64_t count, const float* src, int64_t ld, float* out) {
+  if (count == W) {
+    int64_t l = 0;
+#if defined(__SSE__)
+    if constexpr (W % 4 == 0) {
+      for (; l + 4 <= kc; l += 4) {
+        float* o = out + l * W;
+        for (int w = 0; w < W; w += 4) {
+          const float* s = src + w * ld + l;
+          __m128 r0 = _mm_loadu_ps(s), r1 = _mm_loadu_ps(s + ld), r2 = _mm_loadu_ps(s + 2 * ld),
+                 r3 = _mm_loadu_ps(s + 3 * ld);
+          _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+          _mm_storeu_ps(o + w, r0);
+          _mm_storeu_ps(o + W + w, r1);
+          _mm_storeu_ps(o + 2 * W + w, r2);
+          _mm_storeu_ps(o + 3 * W + w, r3);
+        }
       }
     }
+#endif
+    for (; l < kc; l++)
+      for (int w = 0; w < W; w++) out[l * W + w] = src[w * ld + l];
+    return;
+  }
+  for (int64_t l = 0; l < kc; l++, out += W) {
+    int64_t w = 0;
+    for (; w < count; w++) out[w] = src[w * ld + l];
+    for (; w < W; w++) out[w] = 0.0f;
+  }
+}
+
+// Packed A: MR-row panels of op(A)'s mc×kc block. A(i, l) = a[trans ? l·lda + i : i·lda + l], with a
+// already offset to the block's corner.
+void pack_a(bool trans, int64_t mc, int64_t kc, const float* a, int64_t lda, float* out) {
+  for (int64_t i0 = 0; i0 < mc; i0 += MR, out += MR * kc) {
+    const int64_t rows = std::min<int64_t>(MR, mc - i0);
+    if (trans)
+      pack_rows<MR>(kc, rows, a + i0, lda, out);
+    else
+      pack_columns<MR>(kc, rows, a + i0 * lda, lda, out);
+  }
+}
+
+// Packed B: NR-column panels [j0, j1) of op(B)'s kc×nc block. B(l, j) = b[trans ? j·ldb + l : l·ldb + j],
+// with b already offset to the block's corner; panel p lands at out + p·NR·kc.
+void pack_b(bool trans, int64_t kc, int64_t nc, const float* b, int64_t ldb, float* out, int64_t panel_begin = 0,
+            int64_t panel_end = INT64_MAX) {
+  for (int64_t p = panel_begin; p < panel_end && p * NR < nc; p++) {
+    const int64_t j0 = p * NR;
+    const int64_t cols = std::min<int64_t>(NR, nc - j0);
+    if (trans)
+      pack_columns<NR>(kc, cols, b + j0 * ldb, ldb, out + j0 * kc);
+    else
+      pack_rows<NR>(kc, cols, b + j0, ldb, out + j0 * kc);
   }
 }
 
@@ -149,6 +170,13 @@ void micro_kernel(int64_t kc, const float* ap, const float* bp, float* c, int64_
   __m512 lo[MR], hi[MR];
 #pragma GCC unroll 16
   for (int r = 0; r < MR; r++) lo[r] = hi[r] = _mm512_setzero_ps();
+  // The C tile is only needed after the loop: start fetching it now (two lines per row).
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; r++) {
+    if (r >= rows) break;
+    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + NR - 1), _MM_HINT_T0);
+  }
   for (int64_t l = 0; l < kc; l++) {
     const __m512 b0 = _mm512_load_ps(bp);
     const __m512 b1 = _mm512_load_ps(bp + 16);
@@ -250,33 +278,34 @@ void micro_kernel(int64_t kc, const float* ap, const float* bp, float* c, int64_
 #endif
 
 // ---- drivers ---------------------------------------------------------------------------------------
-// Per-thread packing buffers, grown on demand and kept for the thread's lifetime.
-struct PackBuffers {
-  float* a = nullptr;
-  float* b = nullptr;
-  size_t a_len = 0, b_len = 0;
-  ~PackBuffers() {
-    std::free(a);
-    std::free(b);
-  }
-  static float* grow(float*& p, size_t& len, size_t want) {
-    if (len < want) {
-      std::free(p);
-      p = static_cast<float*>(std::aligned_alloc(64, (want * sizeof(float) + 63) / 64 * 64));
-      if (!p) {
-        len = 0;
-        throw std::bad_alloc();
-      }
-      len = want;
+// Packing memory of the calling thread, grown on demand and kept for the thread's lifetime. A
+// threaded call carves every team member's panels out of the caller's block, so pool workers never
+// allocate.
+class PackMemory {
+ public:
+  ~PackMemory() { std::free(data_); }
+  float* get(size_t floats) {
+    if (size_ < floats) {
+      std::free(data_);
+      data_ = static_cast<float*>(std::aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64));
+      size_ = data_ ? floats : 0;
+      if (!data_) throw std::bad_alloc();
     }
-    return p;
+    return data_;
   }
+
+ private:
+  float* data_ = nullptr;
+  size_t size_ = 0;
 };
 
-PackBuffers& buffers() {
-  thread_local PackBuffers buf;
-  return buf;
+float* pack_memory(size_t floats) {
+  thread_local PackMemory memory;
+  return memory.get(floats);
 }
+
+// Rounds a float count up to whole 64-byte lines, so carved panels stay aligned.
+size_t lines(int64_t floats) { return static_cast<size_t>((floats + 15) / 16 * 16); }
 
 // The K blocking: the number of blocks and their size depend on k alone.
 int64_t k_block(int64_t k) {
@@ -284,7 +313,55 @@ int64_t k_block(int64_t k) {
   return (k + blocks - 1) / blocks;
 }
 
-// C = beta·C for an m×n block (k = 0, or alpha = 0 is not special-cased: it still multiplies).
+// Sizes of the packed blocks of one problem.
+struct Blocks {
+  int64_t kc, mc, nc;
+  Blocks(int64_t m, int64_t n, int64_t k)
+      : kc(k_block(k)), mc(std::min(MC, (m + MR - 1) / MR * MR)), nc(std::min(NC, (n + NR - 1) / NR * NR)) {}
+  size_t a_floats() const { return lines(kc * mc); }
+  size_t b_floats() const { return lines(kc * nc); }
+};
+
+// Spin barrier for the threads of one sgemm call (all of them run at once on the pool).
+class SpinBarrier {
+ public:
+  explicit SpinBarrier(int n) : n_(n) {}
+  void wait() {
+    const int gen = generation_.load(std::memory_order_acquire);
+    if (arrived_.fetch_add(1, std::memory_order_acq_rel) == n_ - 1) {
+      arrived_.store(0, std::memory_order_relaxed);
+      generation_.store(gen + 1, std::memory_order_release);
+      return;
+    }
+    for (int spins = 0; generation_.load(std::memory_order_acquire) == gen; spins++) {
+      if (spins < 8192) {
+#if defined(__SSE2__)
+        _mm_pause();
+#endif
+      } else {
+        std::this_thread::yield();
+      }
+    }
+  }
+
+ private:
+  const int n_;
+  std::atomic<int> arrived_{0};
+  std::atomic<int> generation_{0};
+};
+
+// Who runs a packed product: `size` threads share the packed B block (each packs a slice of its
+// panels, then all multiply it by their own MR-aligned rows of A); size 1 is a plain serial call.
+struct Team {
+  int tid = 0;
+  int size = 1;
+  SpinBarrier* barrier = nullptr;
+  void sync() const {
+    if (size > 1) barrier->wait();
+  }
+};
+
+// C = beta·C for an m×n block (k = 0).
 void scale_c(int64_t m, int64_t n, float beta, float* c, int64_t ldc) {
   for (int64_t i = 0; i < m; i++) {
     float* cr = c + i * ldc;
@@ -295,55 +372,166 @@ void scale_c(int64_t m, int64_t n, float beta, float* c, int64_t ldc) {
   }
 }
 
-// Unpacked product for small problems: row i of C accumulates rows of op(B) scaled by A(i, l), in
-// the same l order (and for k ≤ KC, the same rounding) as the packed kernel.
-template <bool TB>
-void small_gemm(bool ta, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-                const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  constexpr int64_t CHUNK = 256;
-  float acc[CHUNK];
+// ---- unpacked path for small problems -------------------------------------------------------------
+// Short vectors of W floats with masked (partial) loads and stores, for the small-problem kernel.
+#if defined(__AVX512F__)
+struct Vec {
+  static constexpr int W = 16;
+  using Mask = __mmask16;
+  __m512 v;
+  static Mask mask(int count) {
+    return count >= 16 ? static_cast<Mask>(0xffff) : static_cast<Mask>((1u << std::max(count, 0)) - 1);
+  }
+  static Vec zero() { return {_mm512_setzero_ps()}; }
+  static Vec broadcast(float x) { return {_mm512_set1_ps(x)}; }
+  static Vec load(const float* p, Mask m) { return {_mm512_maskz_loadu_ps(m, p)}; }
+  void store(float* p, Mask m) const { _mm512_mask_storeu_ps(p, m, v); }
+  friend Vec fma(Vec a, Vec b, Vec c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }
+  friend Vec operator*(Vec a, Vec b) { return {_mm512_mul_ps(a.v, b.v)}; }
+};
+#elif defined(__AVX2__) && defined(__FMA__)
+struct Vec {
+  static constexpr int W = 8;
+  using Mask = __m256i;
+  __m256 v;
+  static Mask mask(int count) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static Vec zero() { return {_mm256_setzero_ps()}; }
+  static Vec broadcast(float x) { return {_mm256_set1_ps(x)}; }
+  static Vec load(const float* p, Mask m) { return {_mm256_maskload_ps(p, m)}; }
+  void store(float* p, Mask m) const { _mm256_maskstore_ps(p, m, v); }
+  friend Vec fma(Vec a, Vec b, Vec c) { return {_mm256_fmadd_ps(a.v, b.v, c.v)}; }
+  friend Vec operator*(Vec a, Vec b) { return {_mm256_mul_ps(a.v, b.v)}; }
+};
+#else
+struct Vec {
+  static constexpr int W = 1;
+  using Mask = bool;
+  float v;
+  static Mask mask(int count) { return count > 0; }
+  static Vec zero() { return {0.0f}; }
+  static Vec broadcast(float x) { return {x}; }
+  static Vec load(const float* p, Mask m) { return {m ? *p : 0.0f}; }
+  void store(float* p, Mask m) const {
+    if (m) *p = v;
+  }
+  friend Vec fma(Vec a, Vec b, Vec c) { return {madd(a.v, b.v, c.v)}; }
+  friend Vec operator*(Vec a, Vec b) { return {a.v * b.v}; }
+};
+#endif
+
+// C tiles of SMALL_ROWS rows × 2 vectors, each accumulated over a K block and then finished as in the
+// packed kernel (same K blocks, same sequential FMA chain per element, same rounding). B(l, j) for the
+// column block at j0 is bcol[l·ldb + (j − j0)] with bcol = b + (j0 / NR)·panel_stride + j0 % NR: that
+// covers both a row-major B (panel_stride = NR) and B packed into NR-wide panels (panel_stride = NR·k,
+// ldb = NR); 2·W divides NR, so a column block never straddles two panels.
+constexpr int SMALL_ROWS = 4;  // 8 accumulators: enough in flight for two FMA pipes
+static_assert(NR % (2 * Vec::W) == 0, "a small-kernel column block must lie inside one B panel");
+
+template <bool TA>
+void small_kernel(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+                  int64_t ldb, int64_t panel_stride, float beta, float* c, int64_t ldc) {
+  constexpr int W = Vec::W;
   const int64_t kc = k_block(k);
-  for (int64_t i = 0; i < m; i++) {
-    float* cr = c + i * ldc;
-    for (int64_t j0 = 0; j0 < n; j0 += CHUNK) {
-      const int64_t cols = std::min(CHUNK, n - j0);
+  const Vec va = Vec::broadcast(alpha);
+  const int64_t a_step = TA ? lda : 1;  // from A(i, l) to A(i, l + 1)
+  for (int64_t i0 = 0; i0 < m; i0 += SMALL_ROWS) {
+    const int rows = static_cast<int>(std::min<int64_t>(SMALL_ROWS, m - i0));
+    // Rows past m repeat the last row (computed, never stored), so the inner loop has no branches.
+    int64_t row[SMALL_ROWS];
+    for (int r = 0; r < SMALL_ROWS; r++) row[r] = (i0 + std::min(r, rows - 1)) * (TA ? 1 : lda);
+    for (int64_t j0 = 0; j0 < n; j0 += 2 * W) {
+      const int cols = static_cast<int>(std::min<int64_t>(2 * W, n - j0));
+      const typename Vec::Mask mask[2] = {Vec::mask(cols), Vec::mask(cols - W)};
+      const float* bcol = b + (j0 / NR) * panel_stride + j0 % NR;
       for (int64_t p0 = 0; p0 < k; p0 += kc) {
         const int64_t p1 = std::min(k, p0 + kc);
-        for (int64_t j = 0; j < cols; j++) acc[j] = 0.0f;
-        for (int64_t l = p0; l < p1; l++) {
-          const float ail = ta ? a[l * lda + i] : a[i * lda + l];
-          if (TB) {
-            const float* bl = b + j0 * ldb + l;
-            for (int64_t j = 0; j < cols; j++) acc[j] = madd(ail, bl[j * ldb], acc[j]);
-          } else {
-            const float* bl = b + l * ldb + j0;
-            for (int64_t j = 0; j < cols; j++) acc[j] = madd(ail, bl[j], acc[j]);
+        Vec acc[SMALL_ROWS][2];
+#pragma GCC unroll 8
+        for (int r = 0; r < SMALL_ROWS; r++) acc[r][0] = acc[r][1] = Vec::zero();
+        const float* bl = bcol + p0 * ldb;
+        const float* al = TA ? a + p0 * lda : a + p0;
+        for (int64_t l = p0; l < p1; l++, bl += ldb, al += a_step) {
+          const Vec b0 = Vec::load(bl, mask[0]), b1 = Vec::load(bl + W, mask[1]);
+#pragma GCC unroll 8
+          for (int r = 0; r < SMALL_ROWS; r++) {
+            const Vec ar = Vec::broadcast(al[row[r]]);
+            acc[r][0] = fma(ar, b0, acc[r][0]);
+            acc[r][1] = fma(ar, b1, acc[r][1]);
           }
         }
         const float beta_block = p0 == 0 ? beta : 1.0f;
-        for (int64_t j = 0; j < cols; j++) cr[j0 + j] = finish(acc[j], alpha, beta_block, cr[j0 + j]);
+        const Vec vb = Vec::broadcast(beta_block);
+#pragma GCC unroll 8
+        for (int r = 0; r < SMALL_ROWS; r++) {
+          if (r >= rows) break;
+          float* cr = c + (i0 + r) * ldc + j0;
+#pragma GCC unroll 2
+          for (int h = 0; h < 2; h++) {
+            const Vec out = beta_block == 0.0f ? va * acc[r][h]
+                                               : fma(va, acc[r][h], vb * Vec::load(cr + h * W, mask[h]));
+            out.store(cr + h * W, mask[h]);
+          }
+        }
       }
     }
   }
 }
 
-// The packed loop nest for one (sub)problem on the calling thread.
+// The unpacked product, its rows split over `threads` threads of the pool (1: the calling thread).
+void small_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                const float* b, int64_t ldb, float beta, float* c, int64_t ldc, int threads) {
+  int64_t panel_stride = NR;
+  if (tb) {
+    // Stored Bᵀ is read across rows; pack it into NR-wide panels first (k·n copies, cheap next to m·n·k).
+    float* packed = pack_memory(static_cast<size_t>((n + NR - 1) / NR * NR * k));
+    pack_b(true, k, n, b, ldb, packed);
+    b = packed;
+    ldb = NR;
+    panel_stride = NR * k;
+  }
+  auto rows = [&](int64_t i0, int64_t i1) {
+    const float* ai = ta ? a + i0 : a + i0 * lda;
+    if (ta)
+      small_kernel<true>(i1 - i0, n, k, alpha, ai, lda, b, ldb, panel_stride, beta, c + i0 * ldc, ldc);
+    else
+      small_kernel<false>(i1 - i0, n, k, alpha, ai, lda, b, ldb, panel_stride, beta, c + i0 * ldc, ldc);
+  };
+  const int64_t row_blocks = (m + SMALL_ROWS - 1) / SMALL_ROWS;
+  const int size = static_cast<int>(std::min<int64_t>(threads, row_blocks));
+  if (size <= 1) {
+    rows(0, m);
+    return;
+  }
+  pool::run_all([&](int tid, int) {
+    if (tid >= size) return;
+    const int64_t i0 = std::min(m, row_blocks * tid / size * SMALL_ROWS);
+    const int64_t i1 = std::min(m, row_blocks * (tid + 1) / size * SMALL_ROWS);
+    if (i0 < i1) rows(i0, i1);
+  });
+}
+
+// The packed loop nest (jc: N blocks, pc: K blocks, ic: M blocks, then NR×MR tiles). `apack` holds
+// one Blocks::a_floats() block for this thread, `bpack` one Blocks::b_floats() block for the team.
 void packed_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-                 const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  PackBuffers& buf = buffers();
+                 const float* b, int64_t ldb, float beta, float* c, int64_t ldc, float* apack, float* bpack,
+                 const Team& team) {
   const int64_t kc_max = k_block(k);
-  const int64_t nc_max = std::min(NC, (n + NR - 1) / NR * NR);
-  const int64_t mc_max = std::min(MC, (m + MR - 1) / MR * MR);
-  float* bpack = PackBuffers::grow(buf.b, buf.b_len, static_cast<size_t>(kc_max * nc_max));
-  float* apack = PackBuffers::grow(buf.a, buf.a_len, static_cast<size_t>(kc_max * mc_max));
+  const int64_t row_tiles = (m + MR - 1) / MR;
+  const int64_t row0 = std::min(m, row_tiles * team.tid / team.size * MR);
+  const int64_t row1 = std::min(m, row_tiles * (team.tid + 1) / team.size * MR);
   for (int64_t jc = 0; jc < n; jc += NC) {
     const int64_t nc = std::min(NC, n - jc);
+    const int64_t panels = (nc + NR - 1) / NR;
     for (int64_t pc = 0; pc < k; pc += kc_max) {
       const int64_t kc = std::min(kc_max, k - pc);
-      pack_b(tb, kc, nc, tb ? b + jc * ldb + pc : b + pc * ldb + jc, ldb, bpack);
+      pack_b(tb, kc, nc, tb ? b + jc * ldb + pc : b + pc * ldb + jc, ldb, bpack, panels * team.tid / team.size,
+             panels * (team.tid + 1) / team.size);
+      team.sync();  // the whole B block is packed
       const float beta_block = pc == 0 ? beta : 1.0f;
-      for (int64_t ic = 0; ic < m; ic += MC) {
-        const int64_t mc = std::min(MC, m - ic);
+      for (int64_t ic = row0; ic < row1; ic += MC) {
+        const int64_t mc = std::min(MC, row1 - ic);
         pack_a(ta, mc, kc, ta ? a + pc * lda + ic : a + ic * lda + pc, lda, apack);
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const int cols = static_cast<int>(std::min<int64_t>(NR, nc - jr));
@@ -354,6 +542,7 @@ void packed_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
           }
         }
       }
+      team.sync();  // nobody still reads the B block before it is repacked
     }
   }
 }
@@ -370,13 +559,12 @@ bool trivial(int64_t m, int64_t n, int64_t k, float beta, float* c, int64_t ldc)
 void serial_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   if (m * n * k < SMALL_MNK) {
-    if (tb)
-      small_gemm<true>(ta, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    else
-      small_gemm<false>(ta, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  } else {
-    packed_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    small_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 1);
+    return;
   }
+  const Blocks blocks(m, n, k);
+  float* memory = pack_memory(blocks.a_floats() + blocks.b_floats());
+  packed_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, memory, memory + blocks.a_floats(), Team{});
 }
 
 }  // namespace
@@ -395,23 +583,42 @@ void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const
     serial_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return;
   }
-  // Split the longer of M and N into whole tiles, one contiguous range per thread. Each thread packs
-  // its own panels (the other operand is packed twice, which costs O(1/length) of the work).
-  const bool split_m = (m + MR - 1) / MR >= (n + NR - 1) / NR;
-  const int64_t tile = split_m ? MR : NR;
-  const int64_t units = ((split_m ? m : n) + tile - 1) / tile;
-  const int parts = static_cast<int>(std::min<int64_t>(threads, units));
+  if (m * n * k < SMALL_MNK) {
+    small_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threads);
+    return;
+  }
+  const int64_t row_tiles = (m + MR - 1) / MR, col_tiles = (n + NR - 1) / NR;
+#ifdef GEMM_INDEPENDENT
+  if (false) {
+#else
+  if (row_tiles >= 4 * threads || row_tiles >= col_tiles) {
+#endif
+    // Split M: one shared packed B block, a private A block per thread.
+    const int size = static_cast<int>(std::min<int64_t>(threads, row_tiles));
+    const Blocks blocks(m, n, k);
+    float* memory = pack_memory(blocks.b_floats() + size * blocks.a_floats());
+    SpinBarrier barrier(size);
+    pool::run_all([&](int tid, int) {
+      if (tid >= size) return;
+      float* apack = memory + blocks.b_floats() + tid * blocks.a_floats();
+      packed_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, apack, memory, Team{tid, size, &barrier});
+    });
+    return;
+  }
+  // Few rows, many columns: split N into independent products (each thread packs the small A itself).
+  const int size = static_cast<int>(std::min<int64_t>(threads, col_tiles));
+  const int64_t part_n = (col_tiles + size - 1) / size * NR;
+  const Blocks blocks(m, part_n, k);
+  const size_t per_thread = blocks.a_floats() + blocks.b_floats();
+  float* memory = pack_memory(size * per_thread);
   pool::run_all([&](int tid, int) {
-    if (tid >= parts) return;
-    const int64_t begin = std::min(units * tid / parts * tile, split_m ? m : n);
-    const int64_t end = std::min(units * (tid + 1) / parts * tile, split_m ? m : n);
+    if (tid >= size) return;
+    const int64_t begin = std::min(n, col_tiles * tid / size * NR);
+    const int64_t end = std::min(n, col_tiles * (tid + 1) / size * NR);
     if (begin >= end) return;
-    if (split_m)
-      serial_gemm(ta, tb, end - begin, n, k, alpha, ta ? a + begin : a + begin * lda, lda, b, ldb, beta,
-                  c + begin * ldc, ldc);
-    else
-      serial_gemm(ta, tb, m, end - begin, k, alpha, a, lda, tb ? b + begin * ldb : b + begin, ldb, beta, c + begin,
-                  ldc);
+    float* apack = memory + tid * per_thread;
+    packed_gemm(ta, tb, m, end - begin, k, alpha, a, lda, tb ? b + begin * ldb : b + begin, ldb, beta, c + begin, ldc,
+                apack, apack + blocks.a_floats(), Team{});
   });
 }
 
@@ -449,10 +656,13 @@ static napi_value gemm_binding(const Args& args) {
   float* c = args.f32(16, empty ? 0 : need(c_off, sc, m, n, ldc));
   if (empty) return args.undefined();
 
-  // Many small independent products: one whole product per thread (same numerics as sgemm). Only when
-  // the C matrices do not overlap — with a shared C (stride 0) the products must run in order.
+  // Enough independent products to share out evenly: whole products per thread (sgemm_serial has
+  // sgemm's numerics, so the bits are the same either way). Only when the C matrices do not overlap —
+  // with a shared C (stride 0) the products must run in order.
+  const int threads = pool::threads();
   const bool disjoint_c = sc >= (m - 1) * ldc + n;
-  if (batch > 1 && disjoint_c && pool::threads() > 1 && m * n * k < 4 * THREAD_MNK) {
+  const bool even = batch % threads == 0 || batch >= 4 * threads;
+  if (threads > 1 && batch >= threads && even && disjoint_c && batch * m * n * k >= THREAD_MNK) {
     pool::parallel_for(batch, 1, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; p++)
         sgemm_serial(ta, tb, m, n, k, alpha, a + a_off + p * sa, lda, b + b_off + p * sb, ldb, beta,

@@ -307,6 +307,7 @@ test('cpu gemm: 1 and 2 threads give the same bits', () => {
   for (const [transA, transB] of TRANS) {
     shapes.push({ transA, transB, m: 203, n: 97, k: 301, alpha: 0.5, beta: 1 }); // split over M
     shapes.push({ transA, transB, m: 50, n: 333, k: 270, pad: 1 }); // split over N
+    shapes.push({ transA, transB, m: 30, n: 70, k: 50, beta: 1 }); // unpacked, rows split
     shapes.push({ transA, transB, m: 20, n: 30, k: 40, batch: 6, beta: 0.5 }); // threads over the batch
     shapes.push({ transA, transB, m: 64, n: 48, k: 32, batch: 4, strides: 'sharedC', beta: 1 });
   }
