@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <new>
 #include <string>
 #include <thread>
@@ -380,6 +381,7 @@ struct Vec {
   void store(float* p, Mask m) const { _mm512_mask_storeu_ps(p, m, v); }
   friend Vec fma(Vec a, Vec b, Vec c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }
   friend Vec operator*(Vec a, Vec b) { return {_mm512_mul_ps(a.v, b.v)}; }
+  float sum() const { return _mm512_reduce_add_ps(v); }
 };
 #elif defined(__AVX2__) && defined(__FMA__)
 struct Vec {
@@ -395,6 +397,11 @@ struct Vec {
   void store(float* p, Mask m) const { _mm256_maskstore_ps(p, m, v); }
   friend Vec fma(Vec a, Vec b, Vec c) { return {_mm256_fmadd_ps(a.v, b.v, c.v)}; }
   friend Vec operator*(Vec a, Vec b) { return {_mm256_mul_ps(a.v, b.v)}; }
+  float sum() const {
+    __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+    return _mm_cvtss_f32(_mm_add_ss(x, _mm_movehdup_ps(x)));
+  }
 };
 #else
 struct Vec {
@@ -410,6 +417,7 @@ struct Vec {
   }
   friend Vec fma(Vec a, Vec b, Vec c) { return {madd(a.v, b.v, c.v)}; }
   friend Vec operator*(Vec a, Vec b) { return {a.v * b.v}; }
+  float sum() const { return v; }
 };
 #endif
 
@@ -471,36 +479,97 @@ void small_kernel(int64_t m, int64_t n, int64_t k, float alpha, const float* a, 
   }
 }
 
-// The unpacked product, its rows split over `threads` threads of the pool (1: the calling thread).
-void small_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-                const float* b, int64_t ldb, float beta, float* c, int64_t ldc, int threads) {
-  int64_t panel_stride = NR;
-  if (tb) {
-    // Stored Bᵀ is read across rows; pack it into NR-wide panels first (k·n copies, cheap next to m·n·k).
-    float* packed = pack_memory(static_cast<size_t>((n + NR - 1) / NR * NR * k));
-    pack_b(true, k, n, b, ldb, packed);
-    b = packed;
-    ldb = NR;
-    panel_stride = NR * k;
+// Products with very few rows and a stored Bᵀ (one token times a weight matrix, x·Wᵀ): each C element
+// is a dot product of two contiguous rows, W lanes of partial sums reduced in a fixed order, so every
+// B row is read once, in place. A is m×k row-major here (row i at a + i·lda). Columns [j0, j1).
+void skinny_nt(int64_t m, int64_t j0, int64_t j1, int64_t k, float alpha, const float* a, int64_t lda,
+               const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  constexpr int W = Vec::W;
+  const int64_t last_row = m - 1;
+  for (int64_t j = j0; j < j1; j += 2) {
+    // Two columns at a time (the second repeats the first at an odd end): 2·SMALL_ROWS accumulators.
+    const float* b0 = b + j * ldb;
+    const float* b1 = b + std::min(j + 1, j1 - 1) * ldb;
+    Vec acc[SMALL_ROWS][2];
+#pragma GCC unroll 8
+    for (int r = 0; r < SMALL_ROWS; r++) acc[r][0] = acc[r][1] = Vec::zero();
+    for (int64_t l = 0; l < k; l += W) {
+      const typename Vec::Mask mask = Vec::mask(static_cast<int>(std::min<int64_t>(W, k - l)));
+      const Vec v0 = Vec::load(b0 + l, mask), v1 = Vec::load(b1 + l, mask);
+#pragma GCC unroll 8
+      for (int r = 0; r < SMALL_ROWS; r++) {
+        const Vec ar = Vec::load(a + std::min<int64_t>(r, last_row) * lda + l, mask);
+        acc[r][0] = fma(ar, v0, acc[r][0]);
+        acc[r][1] = fma(ar, v1, acc[r][1]);
+      }
+    }
+    for (int r = 0; r < m; r++) {
+      float* cr = c + r * ldc + j;
+      cr[0] = finish(acc[r][0].sum(), alpha, beta, cr[0]);
+      if (j + 1 < j1) cr[1] = finish(acc[r][1].sum(), alpha, beta, cr[1]);
+    }
   }
-  auto rows = [&](int64_t i0, int64_t i1) {
-    const float* ai = ta ? a + i0 : a + i0 * lda;
-    if (ta)
-      small_kernel<true>(i1 - i0, n, k, alpha, ai, lda, b, ldb, panel_stride, beta, c + i0 * ldc, ldc);
-    else
-      small_kernel<false>(i1 - i0, n, k, alpha, ai, lda, b, ldb, panel_stride, beta, c + i0 * ldc, ldc);
-  };
-  const int64_t row_blocks = (m + SMALL_ROWS - 1) / SMALL_ROWS;
-  const int size = static_cast<int>(std::min<int64_t>(threads, row_blocks));
+}
+
+// The unpacked paths, split over `threads` threads of the pool (1: the calling thread): by rows when
+// there are enough 4-row blocks, else by columns.
+void unpacked_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                   const float* b, int64_t ldb, float beta, float* c, int64_t ldc, int threads) {
+  std::function<void(int64_t, int64_t, int64_t, int64_t)> part;  // rows [i0, i1) × columns [j0, j1)
+  int64_t col_unit = 2 * Vec::W;
+  if (tb && m <= SMALL_ROWS) {
+    if (ta) {
+      // A is k×m (m ≤ 4 columns): a contiguous copy of its rows costs nothing next to reading B.
+      float* rows = pack_memory(static_cast<size_t>(m * k));
+      for (int64_t i = 0; i < m; i++)
+        for (int64_t l = 0; l < k; l++) rows[i * k + l] = a[l * lda + i];
+      a = rows;
+      lda = k;
+    }
+    col_unit = 2;
+    part = [&](int64_t, int64_t, int64_t j0, int64_t j1) {
+      skinny_nt(m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    };
+  } else {
+    int64_t panel_stride = NR;
+    if (tb) {
+      // Stored Bᵀ is read across rows; pack it into NR-wide panels first (k·n copies, cheap next to m·n·k).
+      float* packed = pack_memory(static_cast<size_t>((n + NR - 1) / NR * NR * k));
+      pack_b(true, k, n, b, ldb, packed);
+      b = packed;
+      ldb = NR;
+      panel_stride = NR * k;
+    }
+    if (tb) col_unit = NR;  // column splits start on a panel
+    part = [&, panel_stride](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+      const float* ai = ta ? a + i0 : a + i0 * lda;
+      const float* bj = b + (j0 / NR) * panel_stride + j0 % NR;  // j0 % NR is 0 for packed panels
+      float* cij = c + i0 * ldc + j0;
+      if (ta)
+        small_kernel<true>(i1 - i0, j1 - j0, k, alpha, ai, lda, bj, ldb, panel_stride, beta, cij, ldc);
+      else
+        small_kernel<false>(i1 - i0, j1 - j0, k, alpha, ai, lda, bj, ldb, panel_stride, beta, cij, ldc);
+    };
+  }
+  const int64_t row_blocks = tb && m <= SMALL_ROWS ? 1 : (m + SMALL_ROWS - 1) / SMALL_ROWS;
+  const int64_t col_blocks = (n + col_unit - 1) / col_unit;
+  const bool by_rows = row_blocks >= threads;
+  const int64_t units = by_rows ? row_blocks : col_blocks;
+  const int size = static_cast<int>(std::min<int64_t>(threads, units));
   if (size <= 1) {
-    rows(0, m);
+    part(0, m, 0, n);
     return;
   }
   pool::run_all([&](int tid, int) {
     if (tid >= size) return;
-    const int64_t i0 = std::min(m, row_blocks * tid / size * SMALL_ROWS);
-    const int64_t i1 = std::min(m, row_blocks * (tid + 1) / size * SMALL_ROWS);
-    if (i0 < i1) rows(i0, i1);
+    const int64_t unit = by_rows ? SMALL_ROWS : col_unit, extent = by_rows ? m : n;
+    const int64_t begin = std::min(extent, units * tid / size * unit);
+    const int64_t end = std::min(extent, units * (tid + 1) / size * unit);
+    if (begin >= end) return;
+    if (by_rows)
+      part(begin, end, 0, n);
+    else
+      part(0, m, begin, end);
   });
 }
 
@@ -550,8 +619,8 @@ bool trivial(int64_t m, int64_t n, int64_t k, float beta, float* c, int64_t ldc)
 
 void serial_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  if (m * n * k < SMALL_MNK) {
-    small_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 1);
+  if (m * n * k < SMALL_MNK || m <= SMALL_ROWS) {
+    unpacked_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 1);
     return;
   }
   const Blocks blocks(m, n, k);
@@ -575,8 +644,8 @@ void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const
     serial_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return;
   }
-  if (m * n * k < SMALL_MNK) {
-    small_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threads);
+  if (m * n * k < SMALL_MNK || m <= SMALL_ROWS) {
+    unpacked_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threads);
     return;
   }
   const int64_t row_tiles = (m + MR - 1) / MR, col_tiles = (n + NR - 1) / NR;

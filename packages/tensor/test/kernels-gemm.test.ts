@@ -261,6 +261,10 @@ test('cpu gemm matches ref: edge tiles, tiny sizes, several cache blocks, every 
     [500, 40, 20], // more rows than one M block
     [3, 4200, 9], // more columns than one N block
     [129, 1, 260],
+    [1, 77, 37], // m ≤ 4: dot products against a stored Bᵀ
+    [4, 300, 301],
+    [3, 1001, 100],
+    [2, 5, 700],
   ];
   for (const [transA, transB] of TRANS) {
     for (const [m, n, k] of sizes) {
@@ -278,6 +282,8 @@ test('cpu gemm matches ref: alpha, beta, offsets, padded leading dimensions, bat
     shapes.push({ transA, transB, m: 70, n: 45, k: 300, alpha: -2, beta: 0.5, pad: 1, offset: 2 });
     shapes.push({ transA, transB, m: 19, n: 40, k: 50, beta: 0, nanC: true, pad: 4 }); // packed, NaN in C
     shapes.push({ transA, transB, m: 3, n: 5, k: 4, beta: 0, nanC: true }); // unpacked, NaN in C
+    shapes.push({ transA, transB, m: 3, n: 45, k: 70, alpha: -1.5, beta: 0.75, pad: 2, offset: 3 }); // m ≤ 4
+    shapes.push({ transA, transB, m: 4, n: 3000, k: 90, beta: 0, nanC: true }); // m ≤ 4, threaded
     shapes.push({ transA, transB, m: 9, n: 11, k: 13, batch: 4, alpha: 1.5, beta: 1, offset: 1 });
     shapes.push({ transA, transB, m: 40, n: 50, k: 60, batch: 3, pad: 2, offset: 7 });
     shapes.push({ transA, transB, m: 24, n: 20, k: 30, batch: 5, strides: 'shared', beta: 0.25 });
@@ -308,6 +314,7 @@ test('cpu gemm: 1 and 2 threads give the same bits', () => {
     shapes.push({ transA, transB, m: 203, n: 97, k: 301, alpha: 0.5, beta: 1 }); // split over M
     shapes.push({ transA, transB, m: 50, n: 333, k: 270, pad: 1 }); // split over N
     shapes.push({ transA, transB, m: 30, n: 70, k: 50, beta: 1 }); // unpacked, rows split
+    shapes.push({ transA, transB, m: 3, n: 257, k: 300, alpha: 2 }); // unpacked, columns split
     shapes.push({ transA, transB, m: 20, n: 30, k: 40, batch: 6, beta: 0.5 }); // threads over the batch
     shapes.push({ transA, transB, m: 64, n: 48, k: 32, batch: 4, strides: 'sharedC', beta: 1 });
   }
