@@ -24,7 +24,12 @@ function train(steps: number, options: { recompute?: boolean; threads?: number }
   const opt = new T.AdamW(model.params, { lr: 3e-3 });
   // Two packed documents per row; the targets are the inputs themselves (learn to copy).
   const ids = T.keep(T.randint([4, 16], CONFIG.vocabSize, new T.Generator(11)));
-  const segments = T.keep(T.tensor(Int32Array.from({ length: 64 }, (_, i) => (i % 16 < 9 ? 0 : 1)), [4, 16]));
+  const segments = T.keep(
+    T.tensor(
+      Int32Array.from({ length: 64 }, (_, i) => (i % 16 < 9 ? 0 : 1)),
+      [4, 16],
+    ),
+  );
   const positions = T.keep(
     T.tensor(
       Int32Array.from({ length: 64 }, (_, i) => (i % 16 < 9 ? i % 16 : (i % 16) - 9)),
