@@ -1,6 +1,7 @@
 // Reverse-mode differentiation over the recorded graph: order nodes so each runs after every
 // node that consumes its outputs, feed gradients backwards, accumulate into leaf `.grad`s.
-import { Tensor, empty, ones, view } from '../tensor.js';
+import { Tensor, ones, view } from '../tensor.js';
+import { copyContiguous as cloneContiguous, contiguousOrCopy } from '../ops/util.js';
 import { formatShape, sameShape } from '../shape.js';
 import { kernels } from '../backend/select.js';
 import { keep } from '../scope.js';
@@ -35,13 +36,6 @@ function topologicalOrder(root: Node): Node[] {
     }
   }
   return order.reverse();
-}
-
-/** A contiguous f32 tensor with the same values (a copy). */
-function cloneContiguous(t: Tensor): Tensor {
-  const out = empty(t.shape);
-  kernels().stridedCopy(t.f32('backward'), t.offset, t.shape, t.strides, out.f32());
-  return out;
 }
 
 function ownsWholeStorage(t: Tensor): boolean {
@@ -126,7 +120,7 @@ export function backward(root: Tensor, options: BackwardOptions = {}): void {
         return;
       }
       const sum = cloneContiguous(existing);
-      const add = g.isContiguous ? g : cloneContiguous(g);
+      const add = contiguousOrCopy(g);
       kernels().axpy(1, add.f32(), sum.f32(), sum.size);
       if (add !== g) add.dispose();
       summed.add(sum);

@@ -3,7 +3,7 @@ import { Tensor, empty, zeros } from '../tensor.js';
 import { formatShape } from '../shape.js';
 import { record } from '../autograd/node.js';
 import { kernels } from '../backend/select.js';
-import { buf, copyContiguous, expectF32, expectI32, ibuf } from './util.js';
+import { buf, contiguousOrCopy, copyContiguous, expectF32, expectI32, ibuf } from './util.js';
 
 export interface AttentionOptions {
   /**
@@ -52,9 +52,9 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, options: AttentionOpt
     ownSegments = true;
   }
   const scale = options.scale ?? 1 / Math.sqrt(dim);
-  const qc = q.isContiguous ? q : copyContiguous(q);
-  const kc = k.isContiguous ? k : copyContiguous(k);
-  const vc = v.isContiguous ? v : copyContiguous(v);
+  const qc = contiguousOrCopy(q);
+  const kc = contiguousOrCopy(k);
+  const vc = contiguousOrCopy(v);
   const out = empty(q.shape);
   const lse = empty([batch, heads, seq]);
   const seg = segments;
@@ -64,7 +64,7 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, options: AttentionOpt
     [q, k, v],
     [out],
     ([g]) => {
-      const gc = g!.isContiguous ? g! : copyContiguous(g!);
+      const gc = contiguousOrCopy(g!);
       const dq = empty(q.shape);
       const dk = empty(k.shape);
       const dv = empty(v.shape);

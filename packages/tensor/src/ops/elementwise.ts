@@ -4,7 +4,7 @@ import { broadcastShapes, broadcastStrides, formatShape } from '../shape.js';
 import { record } from '../autograd/node.js';
 import { kernels } from '../backend/select.js';
 import type { BinaryOp, UnaryOp } from '../backend/kernels.js';
-import { buf, expectF32, withContiguous, copyContiguous } from './util.js';
+import { buf, contiguousOrCopy, expectF32, withContiguous } from './util.js';
 import { sumTo } from './reduce.js';
 import type { DType } from '../dtype.js';
 
@@ -164,7 +164,7 @@ export const minimum = (a: Operand, b: Operand): Tensor => binary('minimum', a, 
 
 function unary(op: UnaryOp, x: Tensor): Tensor {
   expectF32(x, op);
-  const input = x.isContiguous ? x : copyContiguous(x);
+  const input = contiguousOrCopy(x);
   const out = empty(x.shape);
   kernels().unary(op, buf(input), buf(out), out.size);
   record(

@@ -4,7 +4,7 @@ import { Tensor, empty, zeros } from '../tensor.js';
 import { formatShape } from '../shape.js';
 import { record } from '../autograd/node.js';
 import { kernels } from '../backend/select.js';
-import { buf, copyContiguous, expectF32, expectI32, ibuf } from './util.js';
+import { buf, contiguousOrCopy, expectF32, expectI32, ibuf } from './util.js';
 import { logSoftmax, gatherLast } from './nn.js';
 import { neg } from './elementwise.js';
 import { mean, sum } from './reduce.js';
@@ -45,9 +45,9 @@ export function tokenLogprobs(
       `tokenLogprobs: targets ${formatShape(targets.shape)} must have shape ${formatShape(hidden.shape.slice(0, -1))}`,
     );
   const rows = targets.size;
-  const h = hidden.isContiguous ? hidden : copyContiguous(hidden);
-  const w = weight.isContiguous ? weight : copyContiguous(weight);
-  const t = targets.isContiguous ? targets : copyContiguous(targets);
+  const h = contiguousOrCopy(hidden);
+  const w = contiguousOrCopy(weight);
+  const t = contiguousOrCopy(targets);
   const logprobs = empty(targets.shape);
   const entropy = empty(targets.shape);
   const lse = empty([rows]);
@@ -70,8 +70,8 @@ export function tokenLogprobs(
     [hidden, weight],
     [logprobs, entropy],
     ([gLogprobs, gEntropy]) => {
-      const dLp = gLogprobs ? (gLogprobs.isContiguous ? gLogprobs : copyContiguous(gLogprobs)) : zeros([rows]);
-      const dEnt = gEntropy ? (gEntropy.isContiguous ? gEntropy : copyContiguous(gEntropy)) : null;
+      const dLp = gLogprobs ? contiguousOrCopy(gLogprobs) : zeros([rows]);
+      const dEnt = gEntropy ? contiguousOrCopy(gEntropy) : null;
       const dh = empty(hidden.shape);
       const dw = zeros(weight.shape);
       kernels().tokenLogprobsBackward(

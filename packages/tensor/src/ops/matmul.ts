@@ -4,7 +4,7 @@ import { Tensor, empty, view } from '../tensor.js';
 import { broadcastShapes, formatShape, numel } from '../shape.js';
 import { record } from '../autograd/node.js';
 import { kernels } from '../backend/select.js';
-import { buf, copyContiguous, expectF32 } from './util.js';
+import { buf, contiguousOrCopy, copyContiguous, expectF32 } from './util.js';
 import { sumTo } from './reduce.js';
 import { transpose, reshape } from './shape.js';
 
@@ -188,8 +188,8 @@ export function linear(x: Tensor, weight: Tensor): Tensor {
       // dW = gᵀ · x over all rows: [out, rows] · [rows, in]
       const n = weight.shape[0]!;
       const k = weight.shape[1]!;
-      const gc = g!.isContiguous ? g! : copyContiguous(g!);
-      const xc = x.isContiguous ? x : copyContiguous(x);
+      const gc = contiguousOrCopy(g!);
+      const xc = contiguousOrCopy(x);
       const gT = view(gc, [n, gc.size / n], [1, n], gc.offset);
       const x2 = view(xc, [xc.size / k, k], [k, 1], xc.offset);
       gw = matmulNoGrad(gT, x2);

@@ -4,11 +4,7 @@ import { Tensor, empty, zeros } from '../tensor.js';
 import { formatShape } from '../shape.js';
 import { record } from '../autograd/node.js';
 import { kernels } from '../backend/select.js';
-import { buf, copyContiguous, expectF32, expectI32, ibuf } from './util.js';
-
-function contiguousInput(t: Tensor): Tensor {
-  return t.isContiguous ? t : copyContiguous(t);
-}
+import { buf, contiguousOrCopy as contiguousInput, expectF32, expectI32, ibuf } from './util.js';
 
 function lastDim(t: Tensor): number {
   return t.shape[t.rank - 1] ?? 1;

@@ -4,7 +4,7 @@ import { contiguousStrides, formatShape, normalizeDim, type Shape } from '../sha
 import { record } from '../autograd/node.js';
 import { kernels } from '../backend/select.js';
 import type { ReduceOp } from '../backend/kernels.js';
-import { buf, expectF32, withContiguous } from './util.js';
+import { buf, copyContiguous, expectF32, withContiguous } from './util.js';
 
 /** Reduces one dim of a contiguous tensor (kept as size 1). */
 function reduceDim(op: ReduceOp, x: Tensor, d: number): Tensor {
@@ -36,14 +36,8 @@ function reduceDims(op: ReduceOp, x: Tensor, dims: number[], where: string): Ten
       if (current !== c) current.dispose();
       current = next;
     }
-    return current === c ? copy(c) : current;
+    return current === c ? copyContiguous(c) : current;
   });
-}
-
-function copy(x: Tensor): Tensor {
-  const out = empty(x.shape);
-  buf(out).set(buf(x));
-  return out;
 }
 
 function finalShape(x: Tensor, dims: number[], keepDim: boolean): number[] {

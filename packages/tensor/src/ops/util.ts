@@ -27,9 +27,9 @@ export function copyContiguous(t: Tensor): Tensor {
   return out;
 }
 
-/** t itself when contiguous from offset 0 is not required; a contiguous view or copy otherwise. */
-export function asContiguous(t: Tensor): { tensor: Tensor; copied: boolean } {
-  return t.isContiguous ? { tensor: t, copied: false } : { tensor: copyContiguous(t), copied: true };
+/** t itself when contiguous, else a contiguous copy (which the caller must dispose: compare with t). */
+export function contiguousOrCopy(t: Tensor): Tensor {
+  return t.isContiguous ? t : copyContiguous(t);
 }
 
 /**
@@ -50,10 +50,10 @@ export function ibuf(t: Tensor, where = 'kernel'): Int32Array {
 
 /** Runs fn on a contiguous version of t, disposing a temporary copy afterwards. */
 export function withContiguous<T>(t: Tensor, fn: (c: Tensor) => T): T {
-  const { tensor, copied } = asContiguous(t);
+  const c = contiguousOrCopy(t);
   try {
-    return fn(tensor);
+    return fn(c);
   } finally {
-    if (copied) tensor.dispose();
+    if (c !== t) c.dispose();
   }
 }
