@@ -9,6 +9,7 @@
         "native/elementwise.cc",
         "native/nn.cc",
         "native/attention.cc",
+        "native/attention_cached.cc",
         "native/logprob.cc",
         "native/optim.cc"
       ],

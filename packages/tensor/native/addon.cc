@@ -126,6 +126,7 @@ static napi_value Init(napi_env env, napi_value exports) {
     register_elementwise(registry);
     register_nn(registry);
     register_attention(registry);
+    register_attention_cached(registry);
     register_logprob(registry);
     register_optim(registry);
   }

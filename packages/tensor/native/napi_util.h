@@ -56,6 +56,7 @@ void register_gemm(Registry&);
 void register_elementwise(Registry&);
 void register_nn(Registry&);
 void register_attention(Registry&);
+void register_attention_cached(Registry&);
 void register_logprob(Registry&);
 void register_optim(Registry&);
 

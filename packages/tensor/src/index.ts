@@ -14,6 +14,7 @@ export * from './ops/reduce.js';
 export * from './ops/matmul.js';
 export * from './ops/nn.js';
 export * from './ops/attention.js';
+export * from './ops/attention-cached.js';
 export * from './ops/logprob.js';
 export * from './random.js';
 export { kernels, useBackend, backendKernels, setThreads, backendName, type BackendName } from './backend/select.js';

@@ -229,6 +229,28 @@ export interface Kernels {
   ): void;
 
   /**
+   * Attention of new tokens against a key/value cache (inference; no backward). Token i of q [N, H, D]
+   * belongs to cache slot slots[i] and sits at position positions[i]; it attends keys 0..positions[i]
+   * of that slot. Caches are [slots, capacity, KV, D]; the caller has already written each token's own
+   * key and value at its position. out [N, H, D].
+   */
+  attentionCached(
+    q: F32,
+    kCache: F32,
+    vCache: F32,
+    slots: I32,
+    positions: I32,
+    tokens: number,
+    heads: number,
+    kvHeads: number,
+    dim: number,
+    numSlots: number,
+    capacity: number,
+    scale: number,
+    out: F32,
+  ): void;
+
+  /**
    * Fused LM head + log-probability of target tokens + entropy, `chunk` rows of logits at a time
    * (never the whole [rows, vocab] matrix). hidden [rows, dim], weight [vocab, dim]:
    *   z = (hidden · weightᵀ) · invTemperature

@@ -51,6 +51,7 @@ export function createCpuKernels(): Kernels {
   const gatherRowsBackward = fn('gatherRowsBackward');
   const attention = fn('attention');
   const attentionBackward = fn('attentionBackward');
+  const attentionCached = fn('attentionCached');
   const tokenLogprobs = fn('tokenLogprobs');
   const tokenLogprobsBackward = fn('tokenLogprobsBackward');
   const adamw = fn('adamw');
@@ -89,6 +90,7 @@ export function createCpuKernels(): Kernels {
     gatherRowsBackward: (...args) => void gatherRowsBackward(...args),
     attention: (...args) => void attention(...args),
     attentionBackward: (...args) => void attentionBackward(...args),
+    attentionCached: (...args) => void attentionCached(...args),
     tokenLogprobs: (...args) => void tokenLogprobs(...args),
     tokenLogprobsBackward: (...args) => void tokenLogprobsBackward(...args),
     adamw: (...args) => void adamw(...args),

@@ -6,6 +6,7 @@ import { elementwiseKernels } from './elementwise.js';
 import { gemmKernels } from './gemm.js';
 import { nnKernels } from './nn.js';
 import { attentionKernels } from './attention.js';
+import { attentionCachedKernels } from './attention-cached.js';
 import { logprobKernels } from './logprob.js';
 import { optimKernels } from './optim.js';
 
@@ -18,6 +19,7 @@ export const refKernels: Kernels = {
   ...gemmKernels,
   ...nnKernels,
   ...attentionKernels,
+  ...attentionCachedKernels,
   ...logprobKernels,
   ...optimKernels,
 };
