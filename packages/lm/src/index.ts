@@ -1,3 +1,7 @@
 export * from './formats/safetensors.js';
-export * from './qwen3/config.js';
-export * from './qwen3/model.js';
+export * from './model/config.js';
+export * from './model/decoder.js';
+export * from './model/kv-cache.js';
+export * from './model/hf-config.js';
+export * from './model/pretrained.js';
+export type * from './tokenizer/types.js';

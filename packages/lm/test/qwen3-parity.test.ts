@@ -6,14 +6,14 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import * as T from '@prime-rl/tensor';
-import { parseSafetensors, Qwen3Model, type Qwen3Config } from '../src/index.js';
+import { parseSafetensors, DecoderModel, qwen3Config } from '../src/index.js';
 
 const FIXTURE = fileURLToPath(new URL('../../test/fixtures/qwen3-tiny-parity.safetensors', import.meta.url));
 const TOLERANCE = 1e-4;
 
 const contents = parseSafetensors(new Uint8Array(readFileSync(FIXTURE)), FIXTURE);
 const raw = JSON.parse(contents.metadata.config!) as Record<string, number | boolean>;
-const config: Qwen3Config = {
+const config = qwen3Config({
   vocabSize: raw.vocab_size as number,
   hiddenSize: raw.hidden_size as number,
   numLayers: raw.num_hidden_layers as number,
@@ -24,7 +24,7 @@ const config: Qwen3Config = {
   rmsNormEps: raw.rms_norm_eps as number,
   ropeTheta: raw.rope_theta as number,
   tieWordEmbeddings: raw.tie_word_embeddings as boolean,
-};
+});
 const temperature = Number(contents.metadata.temperature);
 
 function stored(name: string): { data: Float32Array | Int32Array; shape: number[] } {
@@ -66,7 +66,7 @@ for (const backend of ['ref', 'cpu'] as const) {
       p.requiresGrad = true;
       params.set(name, p);
     }
-    const model = new Qwen3Model(config, params);
+    const model = new DecoderModel(config, params);
     const errors = new Map<string, number>();
     T.tidy(() => {
       const inputIds = fixtureTensor('input_ids');

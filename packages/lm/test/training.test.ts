@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as T from '@prime-rl/tensor';
-import { Qwen3Model, type Qwen3Config } from '../src/index.js';
+import { DecoderModel, qwen3Config } from '../src/index.js';
 
-const CONFIG: Qwen3Config = {
+const CONFIG = qwen3Config({
   vocabSize: 64,
   hiddenSize: 32,
   numLayers: 2,
@@ -16,11 +16,11 @@ const CONFIG: Qwen3Config = {
   rmsNormEps: 1e-6,
   ropeTheta: 1e6,
   tieWordEmbeddings: true,
-};
+});
 
 function train(steps: number, options: { recompute?: boolean; threads?: number } = {}) {
   T.useBackend('cpu', { threads: options.threads ?? 2 });
-  const model = Qwen3Model.init(CONFIG, { seed: 7, std: 0.1 });
+  const model = DecoderModel.init(CONFIG, { seed: 7, std: 0.1 });
   const opt = new T.AdamW(model.params, { lr: 3e-3 });
   // Two packed documents per row; the targets are the inputs themselves (learn to copy).
   const ids = T.keep(T.randint([4, 16], CONFIG.vocabSize, new T.Generator(11)));
