@@ -4,4 +4,5 @@ export * from './model/decoder.js';
 export * from './model/kv-cache.js';
 export * from './model/hf-config.js';
 export * from './model/pretrained.js';
-export type * from './tokenizer/types.js';
+export * from './tokenizer/index.js';
+export * from './hub/index.js';
