@@ -1,0 +1,2 @@
+export * from './difflib.js';
+export * from './parsers/xml.js';
