@@ -6,3 +6,7 @@ export * from './model/hf-config.js';
 export * from './model/pretrained.js';
 export * from './tokenizer/index.js';
 export * from './hub/index.js';
+export * from './generate/sampling-params.js';
+export * from './generate/sampler.js';
+export * from './generate/stop.js';
+export * from './generate/generate.js';
