@@ -9,6 +9,7 @@
 // Needs a build (`npm run build`). Until the `eval` entrypoint exists, this is how the shipped model's
 // reward is measured.
 import { parseArgs } from 'node:util';
+import { performance } from 'node:perf_hooks';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet';

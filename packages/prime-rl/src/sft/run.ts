@@ -123,6 +123,8 @@ export async function runSft(config: SftConfig, options: SftRunOptions = {}): Pr
     padTokenId: 0,
     cwd,
     state: loaderState,
+    // Without max_steps, one pass over the data; with it, epochs repeat until max_steps.
+    ...(maxSteps === null ? { maxEpochs: 1 } : {}),
     resolveDatasetDir: (name) => snapshotDownload(name, { repoType: 'dataset' }),
   });
   for (const source of loader.sources)
