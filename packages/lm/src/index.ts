@@ -10,3 +10,4 @@ export * from './generate/sampling-params.js';
 export * from './generate/sampler.js';
 export * from './generate/stop.js';
 export * from './generate/generate.js';
+export * from './lora/index.js';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as T from '@prime-rl/tensor';
-import { DecoderModel, loadPretrained, qwen3Config, savePretrained } from '@prime-rl/lm';
+import { DecoderModel, loadAdapter, loadPretrained, qwen3Config, savePretrained } from '@prime-rl/lm';
 import { resolveConfig } from '@prime-rl/config';
 import { sftSpec } from '../src/config/index.js';
 import { runSft } from '../src/sft/run.js';
@@ -161,4 +161,47 @@ test('the sft binary runs fake data with --bench and reports throughput', () => 
     /Benchmark \(3 steps after 1 warm-up\): throughput [\d,]+ ± [\d,]+ \[[\d,]+, [\d,]+\] tokens\/s/,
   );
   assert.ok(!existsSync(path.join(out, 'checkpoints')));
+});
+
+test('sft with LoRA: merged weights and the separately saved PEFT adapter give the same model', async () => {
+  T.useBackend('cpu', { threads: 1 });
+  const out = path.join(root, 'lora');
+  await runSft(
+    config(out, [
+      '--max-steps',
+      '4',
+      '--optim.lr',
+      '2e-2',
+      '--model.experimental.lora.rank',
+      '4',
+      '--weights.save-adapter-separately',
+    ]),
+    { stream: quiet },
+  );
+  const weights = path.join(out, 'weights', 'step_4');
+  const adapterConfig = JSON.parse(
+    readFileSync(path.join(weights, 'adapter', 'adapter_config.json'), 'utf8'),
+  ) as Record<string, unknown>;
+  assert.equal(adapterConfig['r'], 4);
+  const ids = T.tensor(Int32Array.from([257, 72, 105, 258]), [1, 4]);
+  const logits = (model: DecoderModel): Float32Array =>
+    T.tidy(() => T.noGrad(() => model.forward(ids).toArray() as Float32Array));
+  const merged = await loadPretrained(weights);
+  const base = await loadPretrained(modelDir);
+  const before = logits(base.model);
+  const handle = await loadAdapter(base.model, path.join(weights, 'adapter'));
+  const withAdapter = logits(base.model);
+  const mergedLogits = logits(merged.model);
+  let diff = 0;
+  let changed = 0;
+  for (let i = 0; i < mergedLogits.length; i++) {
+    diff = Math.max(diff, Math.abs(mergedLogits[i]! - withAdapter[i]!));
+    changed = Math.max(changed, Math.abs(before[i]! - withAdapter[i]!));
+  }
+  assert.ok(diff < 1e-4, `merged vs adapter: ${diff}`);
+  assert.ok(changed > 1e-3, 'training changed the model');
+  handle.detach();
+  merged.model.dispose();
+  base.model.dispose();
+  ids.dispose();
 });

@@ -7,7 +7,9 @@ import * as T from '@prime-rl/tensor';
 import type { Tensor } from '@prime-rl/tensor';
 import {
   Tokenizer,
+  attachLora,
   loadPretrained,
+  saveAdapter,
   resolveModelPath,
   savePretrained,
   snapshotDownload,
@@ -86,12 +88,25 @@ export async function runSft(config: SftConfig, options: SftRunOptions = {}): Pr
     randomInit: config.model.debug.random_init,
   });
   const tokenizer = config.data.type === 'sft' ? await Tokenizer.fromDir(modelDir) : null;
-  const trainable = new Map<string, Tensor>([...model.params].filter(([, p]) => p.requiresGrad));
+  const loraSettings = config.model.experimental.lora;
+  const lora = loraSettings
+    ? attachLora(model, {
+        rank: loraSettings.rank,
+        alpha: loraSettings.alpha,
+        dropout: loraSettings.dropout,
+        targetModules: loraSettings.target_modules,
+        modulesToSave: loraSettings.modules_to_save,
+      })
+    : null;
+  const trainable = lora ? lora.params : new Map<string, Tensor>([...model.params].filter(([, p]) => p.requiresGrad));
   const parameterCount = [...trainable.values()].reduce((n, p) => n + p.size, 0);
   log.info(
     `Model ${modelName} (${model.config.architecture}, ${model.config.numLayers} layers, ` +
       `${(model.parameterCount() / 1e6).toFixed(2)}M parameters, ${(parameterCount / 1e6).toFixed(2)}M trainable)` +
-      (config.model.debug.random_init ? ' with random weights' : ''),
+      (config.model.debug.random_init ? ' with random weights' : '') +
+      (lora
+        ? `, LoRA rank ${lora.config.rank} alpha ${lora.config.alpha} on ${lora.modules.targets.length} modules`
+        : ''),
   );
 
   // ---- optimizer, schedule, resume
@@ -220,7 +235,19 @@ export async function runSft(config: SftConfig, options: SftRunOptions = {}): Pr
 
   async function saveWeights(step: number): Promise<string> {
     const dir = join(outputDir, 'weights', `step_${step}`);
-    await savePretrained(model, dir, { baseConfig: hfConfig, generationConfig });
+    // With LoRA the published weights are the base with the adapters merged in (what inference serves).
+    const merged = lora?.mergedParams();
+    try {
+      await savePretrained(model, dir, {
+        baseConfig: hfConfig,
+        generationConfig,
+        ...(merged ? { params: merged } : {}),
+      });
+    } finally {
+      if (merged) lora!.disposeMergedParams(merged);
+    }
+    if (lora && config.weights.save_adapter_separately)
+      await saveAdapter(lora, join(dir, 'adapter'), { baseModelName: modelName });
     if (tokenizer) await tokenizer.save(dir);
     else await copyTokenizerFiles(modelDir, dir);
     // STABLE marks a complete directory (readers wait for it; spec rl.md §9.1).

@@ -12,6 +12,9 @@ import { tidy } from '../scope.js';
  */
 export function checkpoint(fn: (...inputs: Tensor[]) => Tensor, ...inputs: Tensor[]): Tensor {
   if (!isGradEnabled()) return fn(...inputs);
+  // With no input on the gradient path, a recorded node would be dropped and the tensors fn closes over
+  // (e.g. LoRA weights after a frozen embedding) would get no gradient: run fn normally instead.
+  if (!inputs.some((x) => x.requiresGrad)) return fn(...inputs);
   const out = tidy(() => noGrad(() => fn(...inputs)));
   record('checkpoint', inputs, [out], ([g]) => {
     const detached = inputs.map((x) => {
