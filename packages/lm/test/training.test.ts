@@ -18,7 +18,7 @@ const CONFIG = qwen3Config({
   tieWordEmbeddings: true,
 });
 
-function train(steps: number, options: { recompute?: boolean; threads?: number } = {}) {
+function train(steps: number, options: { recompute?: boolean | number; threads?: number } = {}) {
   T.useBackend('cpu', { threads: options.threads ?? 2 });
   const model = DecoderModel.init(CONFIG, { seed: 7, std: 0.1 });
   const opt = new T.AdamW(model.params, { lr: 3e-3 });
@@ -76,4 +76,7 @@ test('recomputing activations gives the same training as storing them', () => {
   const stored = train(3);
   const recomputed = train(3, { recompute: true });
   assert.deepEqual(recomputed.losses, stored.losses);
+  const everyOther = train(3, { recompute: 2 });
+  assert.deepEqual(everyOther.losses, stored.losses);
+  assert.deepEqual(everyOther.weights, stored.weights);
 });

@@ -17,8 +17,11 @@ export interface ForwardOptions {
   positions?: Tensor;
   /** Document id of each token, [batch, seq] i32 (default: one document per row). */
   segments?: Tensor;
-  /** Recompute each layer's activations in backward instead of storing them. */
-  recompute?: boolean;
+  /**
+   * Recompute layers' activations in backward instead of storing them: true for every layer, or N for
+   * every N-th layer (layers 0, N, 2N, … — `model.ac.freq`).
+   */
+  recompute?: boolean | number;
 }
 
 /**
@@ -104,7 +107,7 @@ export class DecoderModel {
         this.layer(i, h, positions, (q, k, v) =>
           T.attention(q, k, v, options.segments ? { segments: options.segments } : {}),
         );
-      x = options.recompute ? T.checkpoint(layer, x) : layer(x);
+      x = recomputes(options.recompute, i) ? T.checkpoint(layer, x) : layer(x);
     }
     return T.rmsnorm(x, this.p('model.norm.weight'), this.config.rmsNormEps);
   }
@@ -204,6 +207,15 @@ export class DecoderModel {
   dispose(): void {
     for (const p of this.params.values()) p.dispose();
   }
+}
+
+function recomputes(recompute: boolean | number | undefined, layer: number): boolean {
+  if (typeof recompute === 'number') {
+    if (!Number.isInteger(recompute) || recompute < 1)
+      throw new RangeError(`recompute frequency must be a positive integer, got ${recompute}`);
+    return layer % recompute === 0;
+  }
+  return recompute === true;
 }
 
 /** Positions 0..seq−1 in every row. */

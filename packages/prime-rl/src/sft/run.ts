@@ -48,7 +48,7 @@ export interface SftResult {
 }
 
 /** Loss over one micro-batch, summed over trained tokens and divided by the step's trained-token count. */
-function microBatchLoss(model: DecoderModel, mb: MicroBatch, stepLossTokens: number, recompute: boolean) {
+function microBatchLoss(model: DecoderModel, mb: MicroBatch, stepLossTokens: number, recompute: number | false) {
   const shape = [mb.rows, mb.seqLen];
   const ids = T.tensor(mb.inputIds, shape);
   const hidden = model.hidden(ids, {
@@ -152,7 +152,7 @@ export async function runSft(config: SftConfig, options: SftRunOptions = {}): Pr
   );
 
   const metrics = new MetricsFile(join(outputDir, 'metrics.jsonl'));
-  const recompute = config.model.ac !== null;
+  const recompute = config.model.ac === null ? false : config.model.ac.freq;
   const throughput: number[] = [];
   let finalLoss = NaN;
   const saveState = () => ({ progress: { ...progress }, scheduler: scheduler.stateDict(), dataloader: loader.state() });
