@@ -2,10 +2,9 @@
 // logits; adapter_config.json and the tensor names follow PEFT; bad directories fail naming the file
 // and the tensor or field.
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import * as T from '@prime-rl/tensor';
 import {
   DecoderModel,
@@ -23,6 +22,9 @@ import {
   saveAdapter,
   type LoraHandle,
 } from '../src/lora/index.js';
+import { temporaryDirectory } from './support/compare.js';
+
+const tempDir = (): Promise<string> => temporaryDirectory('lm-lora-peft-');
 
 const SHAPE = {
   vocabSize: 48,
@@ -38,16 +40,6 @@ const SHAPE = {
 const TIED = qwen3Config({ ...SHAPE, tieWordEmbeddings: true });
 const UNTIED = qwen3Config({ ...SHAPE, tieWordEmbeddings: false });
 const IDS = Int32Array.from({ length: 2 * 10 }, (_, i) => (i * 5 + 1) % SHAPE.vocabSize);
-
-const temporaryDirs: string[] = [];
-after(async () => {
-  for (const dir of temporaryDirs) await rm(dir, { recursive: true, force: true });
-});
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'lm-lora-peft-'));
-  temporaryDirs.push(dir);
-  return dir;
-}
 
 function logitsOf(model: DecoderModel): Float32Array {
   return T.tidy(() => T.noGrad(() => model.forward(T.tensor(IDS.slice(), [2, 10])).toArray() as Float32Array));

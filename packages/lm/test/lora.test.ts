@@ -1,10 +1,7 @@
 // LoRA on the decoder: a fresh adapter changes nothing, training moves only the adapters, merge and
 // unmerge agree with the adapter forward, module patterns select what they say, dropout is seeded.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import * as T from '@prime-rl/tensor';
 import type { Tensor } from '@prime-rl/tensor';
 import { DecoderModel, loadPretrained, qwen3Config, savePretrained, type DecoderConfig } from '../src/index.js';
@@ -17,6 +14,7 @@ import {
   moduleMatches,
   type LoraHandle,
 } from '../src/lora/index.js';
+import { relativeError, temporaryDirectory } from './support/compare.js';
 
 const SHAPE = {
   vocabSize: 48,
@@ -33,11 +31,6 @@ const TIED = qwen3Config({ ...SHAPE, tieWordEmbeddings: true });
 const UNTIED = qwen3Config({ ...SHAPE, tieWordEmbeddings: false });
 const IDS = Int32Array.from({ length: 2 * 12 }, (_, i) => (i * 7 + 3) % SHAPE.vocabSize);
 
-const temporaryDirs: string[] = [];
-after(async () => {
-  for (const dir of temporaryDirs) await rm(dir, { recursive: true, force: true });
-});
-
 function logitsOf(model: DecoderModel): Float32Array {
   return T.tidy(() => T.noGrad(() => model.forward(T.tensor(IDS.slice(), [2, 12])).toArray() as Float32Array));
 }
@@ -49,18 +42,6 @@ function trainingLogitsOf(model: DecoderModel): Float32Array {
 
 function snapshot(params: ReadonlyMap<string, Tensor>): Map<string, Float32Array> {
   return new Map([...params].map(([name, p]) => [name, p.toArray() as Float32Array]));
-}
-
-/** max |a − b| / max |b|. */
-function relativeError(a: Float32Array, b: Float32Array): number {
-  assert.equal(a.length, b.length);
-  let diff = 0;
-  let scale = 0;
-  for (let i = 0; i < a.length; i++) {
-    diff = Math.max(diff, Math.abs(a[i]! - b[i]!));
-    scale = Math.max(scale, Math.abs(b[i]!));
-  }
-  return diff / scale;
 }
 
 /** A few AdamW steps of next-token prediction on the handle's parameters only. */
@@ -142,8 +123,7 @@ for (const backend of ['ref', 'cpu'] as const) {
     assert.ok(relativeError(logitsOf(standalone), adapted) < 1e-5, 'merged weights give the adapter logits');
 
     // A merged Hugging Face directory loads back to the same logits.
-    const dir = await mkdtemp(join(tmpdir(), 'lm-lora-merged-'));
-    temporaryDirs.push(dir);
+    const dir = await temporaryDirectory('lm-lora-merged-');
     await savePretrained(model, dir, { params: merged });
     const reloaded = await loadPretrained(dir);
     assert.ok(relativeError(logitsOf(reloaded.model), adapted) < 1e-5);

@@ -2,11 +2,10 @@
 // with biases), saving and loading back gives identical weights and logits, and bad directories
 // fail with errors that name the file and field.
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm, writeFile, cp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, rm, writeFile, cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import * as T from '@prime-rl/tensor';
 import {
   DecoderModel,
@@ -17,18 +16,11 @@ import {
   savePretrained,
   type StoredTensor,
 } from '../src/index.js';
+import { relativeError, temporaryDirectory } from './support/compare.js';
+
+const tempDir = (): Promise<string> => temporaryDirectory('lm-pretrained-');
 
 const FIXTURES = fileURLToPath(new URL('../../test/fixtures/', import.meta.url));
-const temporaryDirs: string[] = [];
-after(async () => {
-  for (const dir of temporaryDirs) await rm(dir, { recursive: true, force: true });
-});
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'lm-pretrained-'));
-  temporaryDirs.push(dir);
-  return dir;
-}
-
 async function expected(name: string): Promise<{ ids: Int32Array; shape: number[]; logits: Float32Array }> {
   const { tensors } = await readSafetensors(join(FIXTURES, `${name}.expected.safetensors`));
   const ids = tensors.get('input_ids')!;
@@ -40,18 +32,6 @@ async function expected(name: string): Promise<{ ids: Int32Array; shape: number[
 
 function logitsOf(model: DecoderModel, ids: Int32Array, shape: number[]): Float32Array {
   return T.tidy(() => T.noGrad(() => model.forward(T.tensor(ids, shape)).toArray() as Float32Array));
-}
-
-/** max |a − b| / max |b|. */
-function relativeError(a: Float32Array, b: Float32Array): number {
-  assert.equal(a.length, b.length);
-  let diff = 0;
-  let scale = 0;
-  for (let i = 0; i < a.length; i++) {
-    diff = Math.max(diff, Math.abs(a[i]! - b[i]!));
-    scale = Math.max(scale, Math.abs(b[i]!));
-  }
-  return diff / scale;
 }
 
 for (const backend of ['ref', 'cpu'] as const) {

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import * as T from '@prime-rl/tensor';
 import { parseSafetensors, DecoderModel, qwen3Config } from '../src/index.js';
+import { relativeError } from './support/compare.js';
 
 const FIXTURE = fileURLToPath(new URL('../../test/fixtures/qwen3-tiny-parity.safetensors', import.meta.url));
 const TOLERANCE = 1e-4;
@@ -36,17 +37,6 @@ function stored(name: string): { data: Float32Array | Int32Array; shape: number[
 function fixtureTensor(name: string): T.Tensor {
   const { data, shape } = stored(name);
   return T.tensor(data.slice(), shape);
-}
-
-/** max |ours − theirs| / max |theirs|. */
-function relativeError(ours: ArrayLike<number>, theirs: ArrayLike<number>): number {
-  let num = 0;
-  let den = 0;
-  for (let i = 0; i < theirs.length; i++) {
-    num = Math.max(num, Math.abs(ours[i]! - theirs[i]!));
-    den = Math.max(den, Math.abs(theirs[i]!));
-  }
-  return num / den;
 }
 
 function check(label: string, ours: ArrayLike<number>, theirs: ArrayLike<number>, errors: Map<string, number>): void {
