@@ -1,7 +1,7 @@
 // The `sft` trainer (spec config.md §3.7, rl.md §7.7): supervised fine-tuning of a Hugging Face
 // model on chat data, with packing, gradient accumulation, checkpoints and resume, metrics to
 // metrics.jsonl and the final weights in Hugging Face layout under weights/step_N.
-import { copyFile, mkdir, readdir, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as T from '@prime-rl/tensor';
 import type { Tensor } from '@prime-rl/tensor';
@@ -74,15 +74,13 @@ export async function runSft(config: SftConfig, options: SftRunOptions = {}): Pr
 
   // ---- model and tokenizer
   const modelName = config.model.name;
-  const modelDir = await resolveModelPath(
-    modelName.startsWith('.') || modelName.startsWith('/') ? resolve(cwd, modelName) : modelName,
-  ).catch(async (error: unknown) => {
-    // A relative directory name like `examples/x/model` is not "path-looking"; try it against cwd.
-    const local = resolve(cwd, modelName);
-    return resolveModelPath(local).catch(() => {
-      throw error;
-    });
-  });
+  // A directory (relative to cwd) is used as it is; anything else is a hub repo id (or ~/path).
+  const localDir = resolve(cwd, modelName);
+  const isDir = await stat(localDir).then(
+    (st) => st.isDirectory(),
+    () => false,
+  );
+  const modelDir = isDir ? localDir : await resolveModelPath(modelName);
   const { model, hfConfig, generationConfig } = await loadPretrained(modelDir, {
     numLayers: config.model.debug.num_layers,
     randomInit: config.model.debug.random_init,
