@@ -8,7 +8,6 @@ import { test } from 'node:test';
 import * as T from '@prime-rl/tensor';
 import {
   DecoderModel,
-  qwen3Config,
   readSafetensors,
   writeSafetensors,
   type DecoderConfig,
@@ -23,22 +22,10 @@ import {
   type LoraHandle,
 } from '../src/lora/index.js';
 import { temporaryDirectory } from './support/compare.js';
+import { SHAPE, TIED, UNTIED } from './support/lora-models.js';
 
 const tempDir = (): Promise<string> => temporaryDirectory('lm-lora-peft-');
 
-const SHAPE = {
-  vocabSize: 48,
-  hiddenSize: 32,
-  numLayers: 2,
-  numHeads: 4,
-  numKvHeads: 2,
-  headDim: 8,
-  intermediateSize: 40,
-  rmsNormEps: 1e-6,
-  ropeTheta: 1e6,
-};
-const TIED = qwen3Config({ ...SHAPE, tieWordEmbeddings: true });
-const UNTIED = qwen3Config({ ...SHAPE, tieWordEmbeddings: false });
 const IDS = Int32Array.from({ length: 2 * 10 }, (_, i) => (i * 5 + 1) % SHAPE.vocabSize);
 
 function logitsOf(model: DecoderModel): Float32Array {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as T from '@prime-rl/tensor';
 import type { Tensor } from '@prime-rl/tensor';
-import { DecoderModel, loadPretrained, qwen3Config, savePretrained, type DecoderConfig } from '../src/index.js';
+import { DecoderModel, loadPretrained, savePretrained, type DecoderConfig } from '../src/index.js';
 import {
   attachLora,
   attachedLora,
@@ -15,20 +15,8 @@ import {
   type LoraHandle,
 } from '../src/lora/index.js';
 import { relativeError, temporaryDirectory } from './support/compare.js';
+import { SHAPE, TIED, UNTIED } from './support/lora-models.js';
 
-const SHAPE = {
-  vocabSize: 48,
-  hiddenSize: 32,
-  numLayers: 2,
-  numHeads: 4,
-  numKvHeads: 2,
-  headDim: 8,
-  intermediateSize: 40,
-  rmsNormEps: 1e-6,
-  ropeTheta: 1e6,
-};
-const TIED = qwen3Config({ ...SHAPE, tieWordEmbeddings: true });
-const UNTIED = qwen3Config({ ...SHAPE, tieWordEmbeddings: false });
 const IDS = Int32Array.from({ length: 2 * 12 }, (_, i) => (i * 7 + 3) % SHAPE.vocabSize);
 
 function logitsOf(model: DecoderModel): Float32Array {
