@@ -9,5 +9,6 @@ export * from './hub/index.js';
 export * from './generate/sampling-params.js';
 export * from './generate/sampler.js';
 export * from './generate/stop.js';
+export * from './generate/engine.js';
 export * from './generate/generate.js';
 export * from './lora/index.js';

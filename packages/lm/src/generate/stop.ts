@@ -2,8 +2,11 @@
 // stop_token_ids) and length limits, reported the way vLLM reports finish_reason and stop_reason.
 import type { SamplingParams } from './sampling-params.js';
 
-/** 'stop': EOS, a stop token id or a stop string; 'length': max_tokens or the context length. */
-export type FinishReason = 'stop' | 'length';
+/**
+ * 'stop': EOS, a stop token id or a stop string; 'length': max_tokens or the context length; 'abort':
+ * cancelled (client gone, server shutting down).
+ */
+export type FinishReason = 'stop' | 'length' | 'abort';
 
 /** vLLM's stop_reason: the matched stop string or stop token id; null for EOS and for length. */
 export type StopReason = string | number | null;
