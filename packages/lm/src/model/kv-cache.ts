@@ -24,9 +24,11 @@ export class KVCache {
       [capacity, 'capacity'],
     ] as const)
       if (!Number.isInteger(v) || v < 1) throw new RangeError(`KVCache: ${name} must be a positive integer, got ${v}`);
+    // Not zero-filled: a slot's positions are always written before they are attended to, and an
+    // untouched allocation costs no resident memory until a sequence reaches it.
     for (let i = 0; i < layers; i++) {
-      this.keys.push(T.keep(T.zeros([slots, capacity, kvHeads, headDim])));
-      this.values.push(T.keep(T.zeros([slots, capacity, kvHeads, headDim])));
+      this.keys.push(T.keep(T.empty([slots, capacity, kvHeads, headDim])));
+      this.values.push(T.keep(T.empty([slots, capacity, kvHeads, headDim])));
     }
     this.rowSize = kvHeads * headDim;
   }

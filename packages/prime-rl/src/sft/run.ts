@@ -10,7 +10,6 @@ import {
   attachLora,
   loadPretrained,
   saveAdapter,
-  resolveModelPath,
   savePretrained,
   snapshotDownload,
   tokenizeConversation,
@@ -28,6 +27,7 @@ import {
 } from '../train/checkpoint.js';
 import { MetricsFile, type Metrics } from '../train/metrics.js';
 import { Logger } from '../train/logger.js';
+import { resolveModelDir } from '../model-dir.js';
 import { formatStepLine, summarize } from '../train/report.js';
 
 export interface SftRunOptions {
@@ -74,13 +74,7 @@ export async function runSft(config: SftConfig, options: SftRunOptions = {}): Pr
 
   // ---- model and tokenizer
   const modelName = config.model.name;
-  // A directory (relative to cwd) is used as it is; anything else is a hub repo id (or ~/path).
-  const localDir = resolve(cwd, modelName);
-  const isDir = await stat(localDir).then(
-    (st) => st.isDirectory(),
-    () => false,
-  );
-  const modelDir = isDir ? localDir : await resolveModelPath(modelName);
+  const modelDir = await resolveModelDir(modelName, cwd);
   const { model, hfConfig, generationConfig } = await loadPretrained(modelDir, {
     numLayers: config.model.debug.num_layers,
     randomInit: config.model.debug.random_init,
