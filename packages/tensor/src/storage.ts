@@ -29,18 +29,27 @@ const EMPTY: Record<DType, AnyData> = {
   i32: new Int32Array(0),
 };
 
+/**
+ * Free buffers by dtype and length. The pool holds at most `limitBytes`; past that it drops the
+ * buffers of the least recently used lengths first, so a workload whose shapes keep changing (an
+ * inference server: every step has another token count) recycles what repeats and lets the rest go
+ * to the garbage collector instead of filling the pool with lengths that never come back.
+ */
 class BufferPool {
-  private readonly free = new Map<string, AnyData[]>();
+  /** Per length, its free buffers; Map order is least recently used first. */
+  private readonly free = new Map<string, { bytes: number; buffers: AnyData[] }>();
   private pooledBytes = 0;
-  /** Buffers beyond this many bytes are dropped (left to the garbage collector) instead of pooled. */
+  /** Most bytes held in free buffers. */
   limitBytes = 2 * 1024 ** 3;
-  stats = { allocated: 0, reused: 0, allocatedBytes: 0 };
+  stats = { allocated: 0, reused: 0, allocatedBytes: 0, evictedBytes: 0 };
 
   take(dtype: DType, n: number): AnyData {
-    const list = this.free.get(key(dtype, n));
-    const buffer = list?.pop();
-    if (buffer) {
-      this.pooledBytes -= n * bytesPerElement(dtype);
+    const k = key(dtype, n);
+    const entry = this.free.get(k);
+    const buffer = entry?.buffers.pop();
+    if (entry && buffer) {
+      this.pooledBytes -= entry.bytes;
+      this.touch(k, entry);
       this.stats.reused++;
       return buffer;
     }
@@ -51,12 +60,20 @@ class BufferPool {
 
   give(dtype: DType, data: AnyData): void {
     const bytes = data.length * bytesPerElement(dtype);
-    if (data.length === 0 || this.pooledBytes + bytes > this.limitBytes) return;
+    if (data.length === 0 || bytes > this.limitBytes) return;
     const k = key(dtype, data.length);
-    let list = this.free.get(k);
-    if (!list) this.free.set(k, (list = []));
-    list.push(data);
+    const entry = this.free.get(k) ?? { bytes, buffers: [] };
+    entry.buffers.push(data);
+    this.touch(k, entry);
     this.pooledBytes += bytes;
+    this.evict();
+  }
+
+  /** Sets the limit (bytes) and evicts down to it. */
+  setLimit(bytes: number): void {
+    if (!(bytes >= 0)) throw new RangeError(`pool limit must be a non-negative number of bytes, got ${bytes}`);
+    this.limitBytes = bytes;
+    this.evict();
   }
 
   /** Drops every pooled buffer. */
@@ -67,6 +84,23 @@ class BufferPool {
 
   get bytesPooled(): number {
     return this.pooledBytes;
+  }
+
+  private touch(k: string, entry: { bytes: number; buffers: AnyData[] }): void {
+    this.free.delete(k);
+    if (entry.buffers.length > 0) this.free.set(k, entry);
+  }
+
+  private evict(): void {
+    for (const [k, entry] of this.free) {
+      if (this.pooledBytes <= this.limitBytes) return;
+      while (entry.buffers.length > 0 && this.pooledBytes > this.limitBytes) {
+        entry.buffers.pop();
+        this.pooledBytes -= entry.bytes;
+        this.stats.evictedBytes += entry.bytes;
+      }
+      if (entry.buffers.length === 0) this.free.delete(k);
+    }
   }
 }
 

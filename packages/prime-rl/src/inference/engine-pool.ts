@@ -56,7 +56,17 @@ export class EnginePool {
       const rank: Rank = {
         child,
         info: null,
-        stats: { running: 0, waiting: 0, cacheUsage: 0, promptTokens: 0, generationTokens: 0, steps: 0 },
+        stats: {
+          running: 0,
+          waiting: 0,
+          cacheUsage: 0,
+          promptTokens: 0,
+          generationTokens: 0,
+          steps: 0,
+          residentBytes: 0,
+          liveTensors: 0,
+          pooledBytes: 0,
+        },
         inFlight: 0,
       };
       this.ranks[init.rank] = rank;
@@ -85,6 +95,11 @@ export class EnginePool {
 
   info(rank = 0): WorkerInfo {
     return this.ranks[rank]!.info!;
+  }
+
+  /** Requests submitted and not yet finished, all ranks. */
+  get inFlight(): number {
+    return this.requests.size;
   }
 
   stats(): WorkerStats[] {

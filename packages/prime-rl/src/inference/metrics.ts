@@ -18,7 +18,7 @@ export class ServerMetrics {
     this.finishes.set(result.finishReason, (this.finishes.get(result.finishReason) ?? 0) + 1);
   }
 
-  render(workers: WorkerStats[], size: number): string {
+  render(workers: WorkerStats[], size: number, inFlight: number): string {
     const lines: string[] = [];
     const metric = (name: string, type: 'counter' | 'gauge', help: string, samples: [string, number][]): void => {
       lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
@@ -72,6 +72,30 @@ export class ServerMetrics {
       'Engine forward steps.',
       perWorker((s) => s.steps),
     );
+    metric(
+      'inference_worker_resident_memory_bytes',
+      'gauge',
+      'Resident memory of each engine worker (as of its last step).',
+      perWorker((s) => s.residentBytes),
+    );
+    metric(
+      'inference_worker_live_tensors',
+      'gauge',
+      'Tensors alive in each engine worker.',
+      perWorker((s) => s.liveTensors),
+    );
+    metric(
+      'inference_worker_pooled_bytes',
+      'gauge',
+      'Free tensor buffers each engine worker keeps for reuse.',
+      perWorker((s) => s.pooledBytes),
+    );
+    metric('inference_requests_in_flight', 'gauge', 'Sequences submitted to the engines and not finished.', [
+      ['', inFlight],
+    ]);
+    metric('process_resident_memory_bytes', 'gauge', 'Resident memory of the HTTP front end.', [
+      ['', process.memoryUsage.rss()],
+    ]);
     return lines.join('\n') + '\n';
   }
 }

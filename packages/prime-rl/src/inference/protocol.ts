@@ -38,6 +38,12 @@ export interface WorkerStats {
   promptTokens: number;
   generationTokens: number;
   steps: number;
+  /** The worker's resident memory in bytes. */
+  residentBytes: number;
+  /** Tensors alive in the worker (model weights and KV cache included): constant when idle. */
+  liveTensors: number;
+  /** Bytes of free buffers kept for reuse. */
+  pooledBytes: number;
 }
 
 export interface WorkerInfo {

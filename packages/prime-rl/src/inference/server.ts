@@ -59,7 +59,7 @@ export class InferenceServer {
       '/metrics': {
         GET: async (_q, res) => {
           res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
-          res.end(this.metrics.render(this.options.pool.stats(), this.options.pool.size));
+          res.end(this.metrics.render(this.options.pool.stats(), this.options.pool.size, this.options.pool.inFlight));
         },
       },
       '/v1/chat/completions': { POST: (q, res) => this.generation(q, res, 'chat') },

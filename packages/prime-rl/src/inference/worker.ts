@@ -11,6 +11,9 @@ import * as T from '@prime-rl/tensor';
 import { Engine, Tokenizer, loadPretrained, type DecoderModel } from '@prime-rl/lm';
 import type { AdminOp, FromWorker, PauseMode, ToWorker, TokenTuple, WorkerEvent, WorkerInit } from './protocol.js';
 
+/** Free tensor buffers a worker keeps for reuse: a few steps' activations, which scale with the model. */
+const poolBytesFor = (weightBytes: number): number => Math.max(64 * 2 ** 20, 4 * weightBytes);
+
 interface PendingAdmin {
   rid: number;
   op: AdminOp;
@@ -39,6 +42,8 @@ class Worker {
     T.setThreads(init.threads);
     if (init.seed !== null) T.manualSeed(init.seed + init.rank);
     const { model } = await loadPretrained(init.modelDir);
+    // Every step has another token count, so buffer lengths keep changing: keep the pool small.
+    T.pool.setLimit(poolBytesFor(model.parameterCount() * 4));
     this.tokenizer = await Tokenizer.fromDir(init.modelDir);
     this.engine = new Engine(model, {
       tokenizer: this.tokenizer,
@@ -211,6 +216,9 @@ class Worker {
         promptTokens: this.promptTokens,
         generationTokens: this.generationTokens,
         steps: this.steps,
+        residentBytes: process.memoryUsage.rss(),
+        liveTensors: T.liveTensors().tensors,
+        pooledBytes: T.pool.bytesPooled,
       },
     });
   }

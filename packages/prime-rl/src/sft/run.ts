@@ -1,7 +1,7 @@
 // The `sft` trainer (spec config.md §3.7, rl.md §7.7): supervised fine-tuning of a Hugging Face
 // model on chat data, with packing, gradient accumulation, checkpoints and resume, metrics to
 // metrics.jsonl and the final weights in Hugging Face layout under weights/step_N.
-import { copyFile, mkdir, readdir, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as T from '@prime-rl/tensor';
 import type { Tensor } from '@prime-rl/tensor';
