@@ -53,14 +53,20 @@ function trainerLogprobs(model: DecoderModel, prompt: number[], completion: numb
   );
 }
 
-async function post(url: string, body: unknown, init: RequestInit = {}): Promise<{ status: number; json: any }> {
+/** An admin or error response body: {status} or OpenAI's {error}. */
+interface Reply {
+  status?: string;
+  error?: { message: string; param: string | null };
+}
+
+async function post(url: string, body: unknown, init: RequestInit = {}): Promise<{ status: number; json: Reply }> {
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: typeof body === 'string' ? body : JSON.stringify(body),
     ...init,
   });
-  return { status: res.status, json: await res.json() };
+  return { status: res.status, json: (await res.json()) as Reply };
 }
 
 describe('inference server (shipped tiny model, dp 1)', () => {
@@ -251,10 +257,10 @@ describe('inference server (shipped tiny model, dp 1)', () => {
     );
     const malformed = await post(`${server.url}/v1/chat/completions`, '{"messages": [');
     assert.equal(malformed.status, 400);
-    assert.match(malformed.json.error.message, /not valid JSON/);
+    assert.match(malformed.json.error!.message, /not valid JSON/);
     const wrongType = await post(`${server.url}/v1/chat/completions`, { messages: [{ role: 'user', content: 1 }] });
     assert.equal(wrongType.status, 400);
-    assert.equal(wrongType.json.error.param, 'messages.0.content');
+    assert.equal(wrongType.json.error!.param, 'messages.0.content');
     assert.equal((await fetch(`${server.url}/v1/nothing`)).status, 404);
     assert.equal((await fetch(`${server.url}/v1/chat/completions`)).status, 405);
     const ok = await client.chat.completions.create({ model: MODEL, messages: messages('still here'), max_tokens: 4 });
@@ -298,10 +304,10 @@ describe('inference server (shipped tiny model, dp 1)', () => {
 
     const missing = await post(`${server.url}/update_weights`, { weight_dir: path.join(scratch, 'nope') });
     assert.equal(missing.status, 400);
-    assert.match(missing.json.error.message, /not a directory/);
+    assert.match(missing.json.error!.message, /not a directory/);
     const noField = await post(`${server.url}/update_weights`, {});
     assert.equal(noField.status, 400);
-    assert.equal(noField.json.error.param, 'weight_dir');
+    assert.equal(noField.json.error!.param, 'weight_dir');
 
     assert.equal((await post(`${server.url}/reload_weights`, {})).status, 200);
     const reloaded = await ask();
@@ -353,7 +359,7 @@ describe('inference server (shipped tiny model, dp 1)', () => {
     assert.deepEqual(paused, { is_paused: true });
     const conflict = await post(`${server.url}/update_weights`, { weight_dir: path.join(REPO, MODEL) });
     assert.equal(conflict.status, 409);
-    assert.match(conflict.json.error.message, /frozen by pause/);
+    assert.match(conflict.json.error!.message, /frozen by pause/);
     let answered = false;
     const queued = client.chat.completions
       .create({ model: MODEL, messages: messages('queued'), max_tokens: 3 })
