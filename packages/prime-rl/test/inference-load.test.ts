@@ -52,8 +52,8 @@ test('2,400 mixed good and bad requests at 64-way concurrency: all answered, no 
     process.execPath,
     [
       path.join(PKG, 'bin', 'inference.js'),
-      '--model.name',
-      MODEL,
+      '@',
+      'examples/reverse-text/infer.toml',
       '--server.port',
       String(port),
       '--output-dir',

@@ -1,6 +1,6 @@
 // The committed editor schemas match the config schemas.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -31,4 +31,21 @@ test('the editor schema validates the shipped example and catches a typo', async
     'omitting type keeps the default variant',
   );
   assert.ok(validate(parse('max_steps = "None"\n[orchestrator]\n[trainer]\n')), '"None" is accepted where null is');
+});
+
+test('every example config validates against the schema its #:schema line names', async () => {
+  const { Ajv2020 } = await import('ajv/dist/2020.js');
+  const { parse } = await import('smol-toml');
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  const examples = path.resolve(dir, '..', '..', '..', 'examples', 'reverse-text');
+  const checked: string[] = [];
+  for (const name of readdirSync(examples).filter((f) => f.endsWith('.toml'))) {
+    const text = readFileSync(path.join(examples, name), 'utf8');
+    const schema = /^#:schema .*\/([a-z-]+\.schema\.json)$/m.exec(text)?.[1];
+    assert.ok(schema, `${name} names its schema`);
+    const validate = ajv.compile(JSON.parse(schemaFiles().get(schema)!) as object);
+    assert.ok(validate(parse(text)), `${name}: ${JSON.stringify(validate.errors)}`);
+    checked.push(name);
+  }
+  assert.ok(checked.includes('infer.toml') && checked.includes('sft.toml'), checked.join());
 });

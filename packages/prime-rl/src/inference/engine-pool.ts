@@ -22,6 +22,15 @@ export class AdminError extends Error {
   }
 }
 
+/** What the HTTP front end needs from its engines (EnginePool; a scripted stand-in in unit tests). */
+export interface Engines {
+  readonly size: number;
+  readonly inFlight: number;
+  stats(): WorkerStats[];
+  submit(promptIds: number[], params: Partial<SamplingParams>, handlers: RequestHandlers): () => void;
+  admin(op: AdminOp, args?: { weightDir?: string | null; mode?: PauseMode }): Promise<void>;
+}
+
 interface Rank {
   child: ChildProcess;
   info: WorkerInfo | null;
@@ -31,7 +40,7 @@ interface Rank {
 
 const WORKER_SCRIPT = fileURLToPath(new URL('./worker.js', import.meta.url));
 
-export class EnginePool {
+export class EnginePool implements Engines {
   private readonly ranks: Rank[] = [];
   private readonly requests = new Map<number, { rank: number; handlers: RequestHandlers }>();
   private readonly admins = new Map<number, { remaining: number; errors: AdminError[]; done: () => void }>();

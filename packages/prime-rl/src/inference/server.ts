@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
 import type { GenerationResult } from '@prime-rl/lm';
-import { AdminError, type EnginePool } from './engine-pool.js';
+import { AdminError, type Engines } from './engine-pool.js';
 import { ApiError, badRequest } from './openai/errors.js';
 import {
   parseChatRequest,
@@ -33,7 +33,7 @@ import type { PauseMode } from './protocol.js';
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
 export interface ServerOptions {
-  pool: EnginePool;
+  pool: Engines;
   context: ServingContext;
   /** Where the model was loaded from (shown by /v1/models). */
   modelRoot: string;
@@ -235,7 +235,7 @@ class JobRun {
 
   constructor(
     private readonly job: GenerationJob,
-    pool: EnginePool,
+    pool: Engines,
     private readonly texts: TokenTexts,
     private readonly res: ServerResponse,
     private readonly metrics: ServerMetrics,
