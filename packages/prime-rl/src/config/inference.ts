@@ -5,13 +5,13 @@
 //   server on our own engine, so vLLM-only tuning knobs are documented as such.
 // - `parallel.tp` > 1 → unsupported "tensor parallelism"; `parallel.dp` (engine replicas) is supported.
 // - `weight_broadcast.nccl` → unsupported "NCCL weight broadcast"; rule I1 is still checked.
-// - `gpu_memory_utilization` and `model.enforce_eager` are accepted; they only matter on a GPU backend
-//   (KV-cache budget / CUDA graphs) and have no effect on CPU.
-// - `vllm_extra` (E3) is a free-form table of extra engine arguments, passed to the serving engine as-is
-//   (seed 000: `--vllm-extra '{"key1": "value1"}'`).
+// - `gpu_memory_utilization` is the KV-cache budget; on the CPU it is a fraction of the machine's memory.
+//   `model.enforce_eager` only matters on a GPU backend (CUDA graphs).
+// - `vllm_extra` (E3) is a free-form table of engine arguments by vLLM's names (seed 000:
+//   `--vllm-extra '{"key1": "value1"}'`); the server checks the keys it understands (docs/inference.md).
 // - `output_dir` (ours) = where the server writes its logs; `rl` sets it to the run's output_dir.
-// - E3 LoRA serving knobs (`enable_lora`, `max_loras`, `max_lora_rank`) are not added: our server
-//   loads adapters on demand.
+// - E3 LoRA serving knobs (`enable_lora`, `max_loras`, `max_lora_rank`) are not added: adapters are not
+//   served yet.
 // - `server.port` is range-checked (1..65535); `model.max_model_len` must be ≥ 1.
 import { dict, meta, section, z } from '@prime-rl/config';
 import type { Validator } from '@prime-rl/config';
@@ -23,7 +23,9 @@ export const inferenceShape = {
     .gt(0)
     .max(1)
     .default(0.9)
-    .describe('The fraction of GPU memory the server may use (weights and KV cache). No effect on CPU.'),
+    .describe(
+      'The fraction of GPU memory the server may use (weights and KV cache). On the CPU: the fraction of system memory, split across parallel.dp workers.',
+    ),
   seed: z.int().nullable().default(null).describe('Seed the inference components. If None, no seeding is used.'),
   output_dir: pathField()
     .default('outputs')
@@ -73,7 +75,9 @@ export const inferenceShape = {
     'Parallelism of the inference engine',
   ),
   weight_broadcast: inferenceWeightBroadcast(),
-  vllm_extra: dict('Extra engine arguments passed to the serving engine as-is (CLI: a JSON object).'),
+  vllm_extra: dict(
+    'Extra engine arguments by vLLM name (CLI: a JSON object). Our engine takes max_num_seqs, max_num_batched_tokens and num_threads.',
+  ),
 };
 
 export const inferenceSchema = z.strictObject(inferenceShape);
