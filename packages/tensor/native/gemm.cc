@@ -13,13 +13,11 @@
 #include "gemm.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <new>
 #include <string>
-#include <thread>
 
 #if defined(__SSE__)
 #include <immintrin.h>
@@ -270,8 +268,7 @@ void micro_kernel(int64_t kc, const float* ap, const float* bp, float* c, int64_
 
 // ---- drivers ---------------------------------------------------------------------------------------
 // Packing memory of the calling thread, grown on demand and kept for the thread's lifetime. A
-// threaded call carves every team member's panels out of the caller's block, so pool workers never
-// allocate.
+// threaded call carves every task's panels out of the caller's block, so pool workers never allocate.
 class PackMemory {
  public:
   ~PackMemory() { std::free(data_); }
@@ -311,47 +308,6 @@ struct Blocks {
       : kc(k_block(k)), mc(std::min(MC, (m + MR - 1) / MR * MR)), nc(std::min(NC, (n + NR - 1) / NR * NR)) {}
   size_t a_floats() const { return lines(kc * mc); }
   size_t b_floats() const { return lines(kc * nc); }
-};
-
-// Spin barrier for the threads of one sgemm call (all of them run at once on the pool).
-class SpinBarrier {
- public:
-  explicit SpinBarrier(int n) : n_(n) {}
-  void wait() {
-    const int gen = generation_.load(std::memory_order_acquire);
-    if (arrived_.fetch_add(1, std::memory_order_acq_rel) == n_ - 1) {
-      arrived_.store(0, std::memory_order_relaxed);
-      generation_.store(gen + 1, std::memory_order_release);
-      return;
-    }
-    // Waits are normally microseconds (threads arrive together); yielding early was measured to
-    // hurt (a yielding thread can end up sharing a core with its partner for a while), so spin long.
-    for (int spins = 0; generation_.load(std::memory_order_acquire) == gen; spins++) {
-      if (spins < (1 << 16)) {
-#if defined(__SSE2__)
-        _mm_pause();
-#endif
-      } else {
-        std::this_thread::yield();
-      }
-    }
-  }
-
- private:
-  const int n_;
-  std::atomic<int> arrived_{0};
-  std::atomic<int> generation_{0};
-};
-
-// Who runs a packed product: `size` threads share the packed B block (each packs a slice of its
-// panels, then all multiply it by their own MR-aligned rows of A); size 1 is a plain serial call.
-struct Team {
-  int tid = 0;
-  int size = 1;
-  SpinBarrier* barrier = nullptr;
-  void sync() const {
-    if (size > 1) barrier->wait();
-  }
 };
 
 // C = beta·C for an m×n block (k = 0).
@@ -573,37 +529,70 @@ void unpacked_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alph
   });
 }
 
-// The packed loop nest (jc: N blocks, pc: K blocks, ic: M blocks, then NR×MR tiles). `apack` holds
-// one Blocks::a_floats() block for this thread, `bpack` one Blocks::b_floats() block for the team.
+// Rows [row0, row1) of C += op(A) rows × one packed B block (kc × nc at K offset pc, N offset jc):
+// the ic (M blocks) loop, then NR×MR tiles. `apack` holds one Blocks::a_floats() block.
+void multiply_block(bool ta, int64_t row0, int64_t row1, int64_t jc, int64_t nc, int64_t pc, int64_t kc, float alpha,
+                    const float* a, int64_t lda, float beta_block, float* c, int64_t ldc, float* apack,
+                    const float* bpack) {
+  for (int64_t ic = row0; ic < row1; ic += MC) {
+    const int64_t mc = std::min(MC, row1 - ic);
+    pack_a(ta, mc, kc, ta ? a + pc * lda + ic : a + ic * lda + pc, lda, apack);
+    for (int64_t jr = 0; jr < nc; jr += NR) {
+      const int cols = static_cast<int>(std::min<int64_t>(NR, nc - jr));
+      for (int64_t ir = 0; ir < mc; ir += MR) {
+        const int rows = static_cast<int>(std::min<int64_t>(MR, mc - ir));
+        micro_kernel(kc, apack + ir * kc, bpack + jr * kc, c + (ic + ir) * ldc + jc + jr, ldc, rows, cols, alpha,
+                     beta_block);
+      }
+    }
+  }
+}
+
+// The packed loop nest on one thread (jc: N blocks, pc: K blocks). `apack` holds one
+// Blocks::a_floats() block, `bpack` one Blocks::b_floats() block.
 void packed_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-                 const float* b, int64_t ldb, float beta, float* c, int64_t ldc, float* apack, float* bpack,
-                 const Team& team) {
+                 const float* b, int64_t ldb, float beta, float* c, int64_t ldc, float* apack, float* bpack) {
   const int64_t kc_max = k_block(k);
-  const int64_t row_tiles = (m + MR - 1) / MR;
-  const int64_t row0 = std::min(m, row_tiles * team.tid / team.size * MR);
-  const int64_t row1 = std::min(m, row_tiles * (team.tid + 1) / team.size * MR);
   for (int64_t jc = 0; jc < n; jc += NC) {
     const int64_t nc = std::min(NC, n - jc);
     const int64_t panels = (nc + NR - 1) / NR;
     for (int64_t pc = 0; pc < k; pc += kc_max) {
       const int64_t kc = std::min(kc_max, k - pc);
-      pack_b(tb, kc, nc, tb ? b + jc * ldb + pc : b + pc * ldb + jc, ldb, bpack, panels * team.tid / team.size,
-             panels * (team.tid + 1) / team.size);
-      team.sync();  // the whole B block is packed
+      pack_b(tb, kc, nc, tb ? b + jc * ldb + pc : b + pc * ldb + jc, ldb, bpack, 0, panels);
+      multiply_block(ta, 0, m, jc, nc, pc, kc, alpha, a, lda, pc == 0 ? beta : 1.0f, c, ldc, apack, bpack);
+    }
+  }
+}
+
+// The same loop nest split over `parts` tasks that share each packed B block: per block, one pool run
+// packs slices of its panels, a second multiplies each task's MR-aligned rows of A by it. The pool's
+// join between the two is the only synchronisation, and a task never waits for another one, so a
+// thread that the OS deschedules only delays the tasks it already took. `memory` holds one B block
+// followed by one A block per task.
+void packed_gemm_parallel(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, int parts,
+                          const Blocks& blocks, float* memory) {
+  const int64_t kc_max = k_block(k);
+  const int64_t row_tiles = (m + MR - 1) / MR;
+  float* bpack = memory;
+  for (int64_t jc = 0; jc < n; jc += NC) {
+    const int64_t nc = std::min(NC, n - jc);
+    const int64_t panels = (nc + NR - 1) / NR;
+    for (int64_t pc = 0; pc < k; pc += kc_max) {
+      const int64_t kc = std::min(kc_max, k - pc);
+      const float* bsrc = tb ? b + jc * ldb + pc : b + pc * ldb + jc;
+      pool::run_all([&](int task, int) {
+        if (task >= parts) return;
+        pack_b(tb, kc, nc, bsrc, ldb, bpack, panels * task / parts, panels * (task + 1) / parts);
+      });
       const float beta_block = pc == 0 ? beta : 1.0f;
-      for (int64_t ic = row0; ic < row1; ic += MC) {
-        const int64_t mc = std::min(MC, row1 - ic);
-        pack_a(ta, mc, kc, ta ? a + pc * lda + ic : a + ic * lda + pc, lda, apack);
-        for (int64_t jr = 0; jr < nc; jr += NR) {
-          const int cols = static_cast<int>(std::min<int64_t>(NR, nc - jr));
-          for (int64_t ir = 0; ir < mc; ir += MR) {
-            const int rows = static_cast<int>(std::min<int64_t>(MR, mc - ir));
-            micro_kernel(kc, apack + ir * kc, bpack + jr * kc, c + (ic + ir) * ldc + jc + jr, ldc, rows, cols, alpha,
-                         beta_block);
-          }
-        }
-      }
-      team.sync();  // nobody still reads the B block before it is repacked
+      pool::run_all([&](int task, int) {
+        if (task >= parts) return;
+        const int64_t row0 = std::min(m, row_tiles * task / parts * MR);
+        const int64_t row1 = std::min(m, row_tiles * (task + 1) / parts * MR);
+        float* apack = memory + blocks.b_floats() + task * blocks.a_floats();
+        multiply_block(ta, row0, row1, jc, nc, pc, kc, alpha, a, lda, beta_block, c, ldc, apack, bpack);
+      });
     }
   }
 }
@@ -625,7 +614,7 @@ void serial_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
   }
   const Blocks blocks(m, n, k);
   float* memory = pack_memory(blocks.a_floats() + blocks.b_floats());
-  packed_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, memory, memory + blocks.a_floats(), Team{});
+  packed_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, memory, memory + blocks.a_floats());
 }
 
 }  // namespace
@@ -654,12 +643,7 @@ void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const
     const int size = static_cast<int>(std::min<int64_t>(threads, row_tiles));
     const Blocks blocks(m, n, k);
     float* memory = pack_memory(blocks.b_floats() + size * blocks.a_floats());
-    SpinBarrier barrier(size);
-    pool::run_all([&](int tid, int) {
-      if (tid >= size) return;
-      float* apack = memory + blocks.b_floats() + tid * blocks.a_floats();
-      packed_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, apack, memory, Team{tid, size, &barrier});
-    });
+    packed_gemm_parallel(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, size, blocks, memory);
     return;
   }
   // Few rows, many columns: split N into independent products (each thread packs the small A itself).
@@ -675,7 +659,7 @@ void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const
     if (begin >= end) return;
     float* apack = memory + tid * per_thread;
     packed_gemm(ta, tb, m, end - begin, k, alpha, a, lda, tb ? b + begin * ldb : b + begin, ldb, beta, c + begin, ldc,
-                apack, apack + blocks.a_floats(), Team{});
+                apack, apack + blocks.a_floats());
   });
 }
 

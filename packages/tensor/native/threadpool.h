@@ -1,6 +1,7 @@
-// A fixed pool of worker threads. The calling thread takes part as thread 0. Work is split by
-// static ranges only, so a result never depends on scheduling: same inputs and same thread count
-// give the same bits.
+// A fixed pool of worker threads. Work is split into numbered tasks whose ranges depend only on the
+// task number and count; any thread (the caller included) may run any task, so a result never depends
+// on scheduling (same inputs and same thread count give the same bits), and a descheduled worker never
+// stalls the others: the caller runs the tasks nobody took.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -10,7 +11,8 @@ namespace tensor_native::pool {
 int threads();
 void set_threads(int n);
 
-// fn(tid, nthreads) on every thread of the pool (the caller is tid 0); returns when all are done.
+// fn(task, ntasks) for task = 0 .. threads()−1, on whichever threads are free (tasks must not wait
+// for each other); returns when all are done.
 void run_all(const std::function<void(int tid, int nthreads)>& fn);
 
 // Splits [0, n) into one contiguous range per thread (ranges of at least `grain` items; fewer
