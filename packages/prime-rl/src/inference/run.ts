@@ -177,6 +177,7 @@ export async function startInference(
     (closing ??= (async () => {
       await server!.close();
       await pool.close();
+      logger.info('stopped');
       stop(0);
     })());
   return { url, server, pool, stopped, close };

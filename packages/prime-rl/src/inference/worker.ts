@@ -259,3 +259,5 @@ process.on('message', (msg: ToWorker) => {
 });
 // The front end is gone: nothing left to serve.
 process.on('disconnect', () => process.exit(0));
+// Ctrl-C reaches the whole process group: the front end decides when workers stop (it sends shutdown).
+process.on('SIGINT', () => {});
