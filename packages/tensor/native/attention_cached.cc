@@ -41,22 +41,21 @@ void attend_group(const CachedProblem& p, int64_t token, int64_t kvh, std::vecto
     const int64_t h = kvh * group + g;
     const float* query = p.q + (token * p.heads + h) * D;
     float* out = p.out + (token * p.heads + h) * D;
-    float max = -INFINITY;
-    for (int64_t s = 0; s < keys; s++) {
-      scores[s] = dot(query, k_base + s * stride, D) * p.scale;
-      max = std::max(max, scores[s]);
+    for (int64_t s = 0; s < keys; s++) scores[s] = dot(query, k_base + s * stride, D);
+    // The training kernel's softmax: max(S·scale) from max or min of S (exact), one vectorised exp.
+    const float shift = p.scale >= 0 ? p.scale * max_of(scores.data(), keys) : p.scale * min_of(scores.data(), keys);
+    const float inv = 1.0f / exp_scaled_inplace(scores.data(), keys, p.scale, shift);
+    // out = Σ_s w_s · v_s with D-wide vectors, keys in order.
+    int64_t d = 0;
+    for (; d + W <= D; d += W) {
+      vf acc = vzero();
+      for (int64_t s = 0; s < keys; s++) acc = vfma(vset1(scores[s]), vload(v_base + s * stride + d), acc);
+      vstore(out + d, vmul(acc, vset1(inv)));
     }
-    double sum = 0;
-    for (int64_t s = 0; s < keys; s++) {
-      scores[s] = std::exp(scores[s] - max);
-      sum += scores[s];
-    }
-    const float inv = static_cast<float>(1.0 / sum);
-    std::fill(out, out + D, 0.0f);
-    for (int64_t s = 0; s < keys; s++) {
-      const float w = scores[s] * inv;
-      const float* value = v_base + s * stride;
-      for (int64_t d = 0; d < D; d++) out[d] += w * value[d];
+    if (d < D) {
+      vf acc = vzero();
+      for (int64_t s = 0; s < keys; s++) acc = vfma(vset1(scores[s]), vload_first(v_base + s * stride + d, D - d), acc);
+      vstore_first(out + d, vmul(acc, vset1(inv)), D - d);
     }
   }
 }
