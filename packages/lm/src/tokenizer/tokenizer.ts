@@ -141,6 +141,14 @@ export class Tokenizer {
     return this.inner.decode(kept, { skip_special_tokens: false });
   }
 
+  /**
+   * The parsed tokenizer.json and tokenizer_config.json (with special_tokens_map.json and chat_template.jinja
+   * merged in), for exporters that need the vocabulary and merges themselves (GGUF). Shared, not copied.
+   */
+  get hfJson(): { tokenizer: Readonly<JsonObject>; config: Readonly<JsonObject> } {
+    return { tokenizer: this.tokenizerJson, config: this.tokenizerConfig };
+  }
+
   tokenToId(token: string): number | undefined {
     return this.inner.token_to_id(token);
   }
