@@ -1,11 +1,12 @@
 // Runs benchmark suites and reports, per benchmark, our figure, the anchor's figure and the ratio
 // (> 1 means we are better), plus one machine-readable `BENCH {...}` line.
-//   npm run bench -- tensor [--threads N] [--filter TEXT]
+//   npm run bench -- tensor|inference [--threads N] [--filter TEXT]
 import { parseArgs } from 'node:util';
 import type { Benchmark, BenchResult } from './types.js';
 
 const SUITES: Record<string, () => Promise<Benchmark[]>> = {
   tensor: async () => (await import('./tensor/index.js')).benchmarks,
+  inference: async () => (await import('./inference/index.js')).benchmarks,
 };
 
 function ratioOf(r: BenchResult): number | null {
@@ -45,7 +46,8 @@ async function main(): Promise<number> {
           ? `${r.anchor}: not measured (${r.note ?? 'not installed'})`
           : `${r.anchor} ${fmt(r.anchorValue)} ${b.unit}`;
       console.log(
-        `${b.name}: ours ${fmt(r.ours)} ${b.unit} | ${anchorText} | ratio ${ratio === null ? 'n/a' : ratio.toFixed(2) + 'x'}`,
+        `${b.name}: ours ${fmt(r.ours)} ${b.unit} | ${anchorText} | ratio ${ratio === null ? 'n/a' : ratio.toFixed(2) + 'x'}` +
+          (r.anchorValue !== null && r.note ? ` (${r.note})` : ''),
       );
       const line: Record<string, unknown> = {
         name: b.name,

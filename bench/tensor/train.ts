@@ -1,7 +1,7 @@
 // Training throughput (forward + backward + AdamW, tokens/s) of the anchor's two Qwen3-style
 // decoders, ours against PyTorch on the CPU, same thread count, same step count.
 import * as T from '@prime-rl/tensor';
-import { Qwen3Model, type Qwen3Config } from '@prime-rl/lm';
+import { DecoderModel, qwen3Config } from '@prime-rl/lm';
 import type { Benchmark, BenchContext, BenchResult } from '../types.js';
 import { torchAnchor } from './torch-anchor.js';
 
@@ -38,7 +38,7 @@ const TIMED_STEPS = 5;
 
 export function ourTrainThroughput(s: TrainShape, threads: number, steps = TIMED_STEPS): number {
   T.useBackend('cpu', { threads });
-  const config: Qwen3Config = {
+  const config = qwen3Config({
     vocabSize: s.vocab,
     hiddenSize: s.dim,
     numLayers: s.layers,
@@ -49,8 +49,8 @@ export function ourTrainThroughput(s: TrainShape, threads: number, steps = TIMED
     rmsNormEps: 1e-6,
     ropeTheta: 1e6,
     tieWordEmbeddings: true,
-  };
-  const model = Qwen3Model.init(config, { seed: 0 });
+  });
+  const model = DecoderModel.init(config, { seed: 0 });
   const optimizer = new T.AdamW(model.params, { lr: 1e-3 });
   const ids = T.keep(T.randint([s.batch, s.seq + 1], s.vocab, new T.Generator(1)));
   const inputs = T.keep(T.contiguous(T.narrow(ids, 1, 0, s.seq)));
