@@ -6,15 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as T from '@prime-rl/tensor';
-import { DecoderModel, Tokenizer, loadPretrained, qwen3Config, savePretrained } from '@prime-rl/lm';
-
-// The GGUF exporter, by path until @prime-rl/lm's index exports it (this file runs from bench/dist/inference/).
-type GgufExport = typeof import('../../packages/lm/dist/src/gguf/export.js');
-async function exportGguf(...args: Parameters<GgufExport['exportGguf']>): Promise<void> {
-  const url = new URL('../../../packages/lm/dist/src/gguf/export.js', import.meta.url).href;
-  const module = (await import(url)) as GgufExport;
-  return module.exportGguf(...args);
-}
+import { DecoderModel, Tokenizer, exportGguf, loadPretrained, qwen3Config, savePretrained } from '@prime-rl/lm';
 
 export const SFT_DIR = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),

@@ -12,3 +12,6 @@ export * from './generate/stop.js';
 export * from './generate/engine.js';
 export * from './generate/generate.js';
 export * from './lora/index.js';
+export * from './gguf/writer.js';
+export * from './gguf/reader.js';
+export * from './gguf/export.js';
