@@ -4,7 +4,7 @@
 import { availableParallelism, totalmem } from 'node:os';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
-import { Tokenizer, fromHfConfig, readJsonFile } from '@prime-rl/lm';
+import { Tokenizer, decoderParameterShapes, fromHfConfig, readJsonFile } from '@prime-rl/lm';
 import type { InferenceConfig } from '../config/inference.js';
 import { Logger } from '../train/logger.js';
 import { resolveModelDir } from '../model-dir.js';
@@ -110,10 +110,8 @@ export async function startInference(
   const c = modelConfig;
   const bytesPerToken = 2 * c.numLayers * c.numKvHeads * c.headDim * 4;
   const bytesPerSlot = bytesPerToken * maxModelLength;
-  let weightElements = c.vocabSize * c.hiddenSize * (c.tieWordEmbeddings ? 1 : 2);
-  weightElements +=
-    c.numLayers *
-    (c.hiddenSize * c.headDim * (2 * c.numHeads + 2 * c.numKvHeads) + 3 * c.hiddenSize * c.intermediateSize);
+  let weightElements = 0;
+  for (const shape of decoderParameterShapes(c).values()) weightElements += shape.reduce((n, d) => n * d, 1);
   const budget = (config.gpu_memory_utilization * totalmem()) / dp - weightElements * 4;
   const fitting = Math.floor(budget / bytesPerSlot);
   const maxSeqs = Math.min(positiveInt(extra, 'max_num_seqs', 256), fitting);

@@ -299,10 +299,6 @@ class JobRun {
     });
   }
 
-  private choiceIndex(index: number): number {
-    return index;
-  }
-
   private chatBody() {
     const job = this.job;
     const choices = this.results.map((r, index) => {
@@ -395,7 +391,7 @@ class JobRun {
         this.chunk(
           [
             {
-              index: this.choiceIndex(index),
+              index,
               delta: first ? { role: 'assistant', content: delta } : { content: delta },
               logprobs: job.wantLogprobs ? { content: chatLogprobs(outs, job, this.texts) } : null,
               finish_reason: null,
