@@ -3,9 +3,8 @@
 // offsets relative to the end of the header), then the tensor bytes, little-endian, row-major.
 // Reading validates the file as strictly as the reference implementation (huggingface/safetensors),
 // so a file we accept is one it accepts; writing produces the bytes it would produce.
-import { randomBytes } from 'node:crypto';
-import { open, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { open } from 'node:fs/promises';
+import { writeAll, writeAtomically } from './atomic-file.js';
 
 /** Element types of the format. BF16, F16 and the FP8 types keep their raw bits (no float conversion). */
 export type SafetensorsDtype =
@@ -457,24 +456,7 @@ export async function writeSafetensors(
   metadata?: Readonly<Record<string, string>>,
 ): Promise<void> {
   const layout = planLayout(tensors, metadata);
-  const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-  const file = await open(temporary, 'wx');
-  try {
-    try {
-      for (const chunk of [layout.prefix, ...layout.chunks]) {
-        // writeFile-style loop: a single write may be partial for very large chunks.
-        for (let done = 0; done < chunk.length;) {
-          const { bytesWritten } = await file.write(chunk, done, Math.min(chunk.length - done, 1 << 30));
-          done += bytesWritten;
-        }
-      }
-      await file.sync();
-    } finally {
-      await file.close();
-    }
-    await rename(temporary, path);
-  } catch (error) {
-    await unlink(temporary).catch(() => undefined);
-    throw error;
-  }
+  await writeAtomically(path, async (file) => {
+    for (const chunk of [layout.prefix, ...layout.chunks]) await writeAll(file, chunk);
+  });
 }

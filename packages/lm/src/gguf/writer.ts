@@ -3,10 +3,8 @@
 // ggml type, offset into the data section), zero padding to the alignment, then each tensor's bytes at its
 // aligned offset. Everything is little-endian. Files are written to a temporary name and renamed, so a
 // reader never sees a half-written file.
-import { randomBytes } from 'node:crypto';
-import { open, rename, unlink } from 'node:fs/promises';
 import { endianness } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { writeAtomically } from '../formats/atomic-file.js';
 
 export const GGUF_MAGIC = 0x46554747; // "GGUF" read as a little-endian u32
 export const GGUF_VERSION = 3;
@@ -332,27 +330,16 @@ function tensorBytes(t: PlannedTensor): Uint8Array {
 export async function writeGguf(path: string, file: GgufFile): Promise<void> {
   if (endianness() !== 'LE') throw new GgufWriteError('writing GGUF files needs a little-endian machine');
   const { header, tensors, alignment } = encodeGgufHeader(file);
-  const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(temporary, 'wx');
-  try {
-    try {
-      await handle.write(header);
-      const zeros = new Uint8Array(alignment);
-      for (const t of tensors) {
-        const bytes = tensorBytes(t);
-        await handle.write(bytes);
-        const pad = padding(bytes.length, alignment);
-        if (pad > 0) await handle.write(zeros, 0, pad);
-      }
-      await handle.sync();
-    } finally {
-      await handle.close();
+  await writeAtomically(path, async (handle) => {
+    await handle.write(header);
+    const zeros = new Uint8Array(alignment);
+    for (const t of tensors) {
+      const bytes = tensorBytes(t);
+      await handle.write(bytes);
+      const pad = padding(bytes.length, alignment);
+      if (pad > 0) await handle.write(zeros, 0, pad);
     }
-    await rename(temporary, path);
-  } catch (error) {
-    await unlink(temporary).catch(() => undefined);
-    throw error;
-  }
+  });
 }
 
 /** f32 values → IEEE half-precision bit patterns, rounding to nearest even (as numpy's astype(float16)). */

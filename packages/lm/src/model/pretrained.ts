@@ -2,12 +2,14 @@
 // model.safetensors.index.json + shards, generation_config.json. Loading converts bf16/f16 to f32;
 // saving writes f32 or bf16 in the layout transformers, vLLM and our own loader read. Every file is
 // written to a temporary name and renamed, so a crash never leaves a half-written file behind.
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { mkdir, readFile, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
 import * as T from '@prime-rl/tensor';
 import type { Tensor } from '@prime-rl/tensor';
 import { readSafetensors, writeSafetensors, type StoredTensor } from '../formats/safetensors.js';
+import { writeFileAtomic } from '../formats/atomic-file.js';
+
+export { writeFileAtomic } from '../formats/atomic-file.js';
 import { decoderParameterShapes, type DecoderConfig } from './config.js';
 import { DecoderModel } from './decoder.js';
 import { fromHfConfig, toHfConfig, type HfConfig } from './hf-config.js';
@@ -203,18 +205,6 @@ export interface SaveOptions {
   generationConfig?: Record<string, unknown> | null;
   /** Tensors to write instead of the model's own parameters (e.g. with LoRA merged in). */
   params?: ReadonlyMap<string, Tensor>;
-}
-
-/** Writes text to `path` atomically (temporary file in the same directory, then rename). */
-export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
-  const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-  try {
-    await writeFile(temporary, data, { flag: 'wx' });
-    await rename(temporary, path);
-  } catch (error) {
-    await unlink(temporary).catch(() => undefined);
-    throw error;
-  }
 }
 
 function toStored(t: Tensor, dtype: 'f32' | 'bf16'): StoredTensor {

@@ -1,10 +1,10 @@
 // A Hugging Face tokenizer (tokenizer.json + tokenizer_config.json) with its chat template: text <-> token
 // ids via @huggingface/tokenizers (a pure JavaScript port of the Rust `tokenizers` crate), special-token
 // ids as transformers resolves them, and loading/saving in the Hugging Face directory layout.
-import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
+import { writeFileAtomic } from '../formats/atomic-file.js';
 import { ChatTemplate, chatTemplateFromConfig, type TemplateSpecialTokens } from './chat-template.js';
 import type { ChatMessage, ChatTemplateOptions } from './types.js';
 
@@ -267,15 +267,4 @@ async function readOptionalJsonObject(path: string): Promise<JsonObject | null> 
 function describe(value: unknown): string {
   if (value === null) return 'null';
   return Array.isArray(value) ? 'an array' : typeof value;
-}
-
-async function writeFileAtomic(path: string, text: string): Promise<void> {
-  const temporary = `${path}.${process.pid}.${randomUUID()}.tmp`;
-  try {
-    await writeFile(temporary, text, 'utf8');
-    await rename(temporary, path);
-  } catch (error) {
-    await rm(temporary, { force: true });
-    throw error;
-  }
 }
