@@ -167,14 +167,8 @@ describe('inference server (shipped tiny model, dp 1)', () => {
     assert.equal(byIds.choices[0]!.text, byText.choices[0]!.text);
     assert.equal(byIds.choices[0]!.logprobs!.tokens!.length, 6);
     assert.equal(Object.keys(byIds.choices[0]!.logprobs!.top_logprobs![0]!).length, 2);
-    const many = await client.completions.create({
-      model: MODEL,
-      prompt: ['ab', 'cd'],
-      n: 2,
-      max_tokens: 5,
-      seed: 3,
-      echo: true,
-    });
+    const seeded = { model: MODEL, prompt: ['ab', 'cd'], n: 2, max_tokens: 5, seed: 3, echo: true };
+    const many = await client.completions.create(seeded);
     assert.equal(many.choices.length, 4);
     assert.deepEqual(
       many.choices.map((c) => c.index),
@@ -183,14 +177,7 @@ describe('inference server (shipped tiny model, dp 1)', () => {
     assert.ok(many.choices[0]!.text.startsWith('ab') && many.choices[2]!.text.startsWith('cd'));
     assert.equal(many.usage!.completion_tokens, 20);
     // The same seed gives the same choices again.
-    const again = await client.completions.create({
-      model: MODEL,
-      prompt: ['ab', 'cd'],
-      n: 2,
-      max_tokens: 5,
-      seed: 3,
-      echo: true,
-    });
+    const again = await client.completions.create(seeded);
     assert.deepEqual(
       again.choices.map((c) => c.text),
       many.choices.map((c) => c.text),

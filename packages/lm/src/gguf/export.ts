@@ -66,6 +66,16 @@ export function ggufTensorName(hfName: string): string {
  * `data` is [rows, cols] row-major (cols = 1 for a bias).
  */
 export function permuteForLlamaRope(data: Float32Array, rows: number, cols: number, heads: number): Float32Array {
+  return moveRopeRows(data, rows, cols, heads, false);
+}
+
+/** The inverse of permuteForLlamaRope (what llama.cpp's Hugging Face exporters undo). */
+export function unpermuteForLlamaRope(data: Float32Array, rows: number, cols: number, heads: number): Float32Array {
+  return moveRopeRows(data, rows, cols, heads, true);
+}
+
+/** Row h·D+p·(D/2)+j ↔ row h·D+2j+p of every head; `inverse` moves rows the other way. */
+function moveRopeRows(data: Float32Array, rows: number, cols: number, heads: number, inverse: boolean): Float32Array {
   if (rows % heads !== 0 || (rows / heads) % 2 !== 0)
     throw new RangeError(`permuteForLlamaRope: ${rows} rows do not split into ${heads} heads of even size`);
   const dim = rows / heads;
@@ -74,23 +84,9 @@ export function permuteForLlamaRope(data: Float32Array, rows: number, cols: numb
   for (let h = 0; h < heads; h++)
     for (let j = 0; j < half; j++)
       for (let p = 0; p < 2; p++) {
-        const to = (h * dim + 2 * j + p) * cols;
-        const from = (h * dim + p * half + j) * cols;
-        out.set(data.subarray(from, from + cols), to);
-      }
-  return out;
-}
-
-/** The inverse of permuteForLlamaRope (what llama.cpp's Hugging Face exporters undo). */
-export function unpermuteForLlamaRope(data: Float32Array, rows: number, cols: number, heads: number): Float32Array {
-  const dim = rows / heads;
-  const half = dim / 2;
-  const out = new Float32Array(data.length);
-  for (let h = 0; h < heads; h++)
-    for (let j = 0; j < half; j++)
-      for (let p = 0; p < 2; p++) {
-        const from = (h * dim + 2 * j + p) * cols;
-        const to = (h * dim + p * half + j) * cols;
+        const interleaved = (h * dim + 2 * j + p) * cols;
+        const halves = (h * dim + p * half + j) * cols;
+        const [from, to] = inverse ? [interleaved, halves] : [halves, interleaved];
         out.set(data.subarray(from, from + cols), to);
       }
   return out;
